@@ -1,0 +1,95 @@
+// Which execution spaces this build has, Kokkos start-up, and the engine factory over them.
+#include <Kokkos_Core.hpp>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <mutex>
+
+#include "rh/detail/compat.hpp"
+#include "rh/detail/engine_base.hpp"
+#include "rh/regressor.hpp"
+
+namespace rh {
+namespace detail {
+#if defined(KOKKOS_ENABLE_SERIAL)
+std::unique_ptr<EngineBase> make_serial_engine(Dtype, int);
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+std::unique_ptr<EngineBase> make_openmp_engine(Dtype, int);
+#endif
+#if defined(KOKKOS_ENABLE_CUDA)
+std::unique_ptr<EngineBase> make_cuda_engine(Dtype, int);
+#endif
+}  // namespace detail
+
+namespace {
+std::mutex init_mutex;
+bool initialized_by_us = false;
+
+void finalize_at_exit() {
+  if (Kokkos::is_initialized()) Kokkos::finalize();
+}
+}  // namespace
+
+void initialize_runtime(const RuntimeOptions& options) {
+  std::lock_guard<std::mutex> lock(init_mutex);
+  if (Kokkos::is_initialized()) return;  // the host program (or an earlier call) owns the configuration
+  if (initialized_by_us)  // Kokkos cannot be initialized twice in one process
+    throw Error(Errc::invalid_state, "Kokkos was already finalized; the library cannot be used any more");
+  compat::initialize_kokkos(options.num_threads, options.device_id);
+  std::atexit(finalize_at_exit);
+  initialized_by_us = true;
+}
+
+std::vector<SpaceInfo> compiled_spaces() {
+  initialize_runtime();
+  std::vector<SpaceInfo> out;
+#if defined(KOKKOS_ENABLE_SERIAL)
+  out.push_back({Space::serial, "serial", 1, 1});
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+  out.push_back({Space::openmp, "openmp", compat::concurrency(Kokkos::OpenMP()), 1});
+#endif
+#if defined(KOKKOS_ENABLE_CUDA)
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
+  out.push_back({Space::cuda, "cuda", compat::concurrency(Kokkos::Cuda()), devices});
+#endif
+  return out;
+}
+
+bool space_compiled(Space space) {
+  for (const auto& s : compiled_spaces())
+    if (s.space == space) return true;
+  return false;
+}
+
+std::string kokkos_version() {
+  return fmt::format("{}.{}.{}", KOKKOS_VERSION / 10000, KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100);
+}
+
+std::unique_ptr<detail::EngineBase> detail::make_engine(Space space, Dtype dtype, int device_id) {
+  switch (space) {
+#if defined(KOKKOS_ENABLE_SERIAL)
+    case Space::serial: return make_serial_engine(dtype, device_id);
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+    case Space::openmp: return make_openmp_engine(dtype, device_id);
+#endif
+#if defined(KOKKOS_ENABLE_CUDA)
+    case Space::cuda:
+      // Kokkos drives one CUDA device per process: the one chosen when it was initialized.
+      if (device_id != Kokkos::Cuda().cuda_device())
+        throw Error(Errc::unavailable, fmt::format("CUDA device {} was requested, but this process runs Kokkos on "
+                                                   "device {} (set it with rh::initialize_runtime or rh_init)",
+                                                   device_id, Kokkos::Cuda().cuda_device()));
+      return make_cuda_engine(dtype, device_id);
+#endif
+    default: break;
+  }
+  if (space != Space::serial && space != Space::openmp && space != Space::cuda)
+    throw Error(Errc::invalid_argument, fmt::format("unknown execution space enum value {}", static_cast<int>(space)));
+  throw Error(Errc::unavailable,
+              fmt::format("execution space {} is not compiled into this build of the library", space_name(space)));
+}
+
+}  // namespace rh

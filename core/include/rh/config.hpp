@@ -1,0 +1,23 @@
+// Estimator configuration: every parameter of the method with its default (seed-system §2.1, §8 item 2).
+#pragma once
+#include <cstdint>
+
+namespace rh {
+
+enum class Penalty : int { none = 0, l1 = 1 };
+
+struct Config {
+  double tau = 1.345;            // Huber threshold; fixed, never rescaled
+  Penalty penalty = Penalty::none;
+  double lambda_scale = 1.0;     // λ_b = lambda_scale·τ·sqrt(ln max(p,2) / N_b)
+  double bandwidth_scale = 1.0;  // h_b = min(bandwidth_scale / (sqrt(N_b)·ln max(p,2)), τ)
+  bool fit_intercept = true;     // intercept = trailing coefficient, never penalized
+  int max_iter = 100;
+  double tol = 1e-6;             // ‖Δβ‖₂ ≤ tol·(1 + ‖β‖₂)
+  double ridge = 1e-8;           // added to the Newton Hessian after the 1/N_b scaling
+};
+
+// Throws rh::Error(Errc::invalid_argument) naming the first bad field.
+void validate(const Config& config);
+
+}  // namespace rh

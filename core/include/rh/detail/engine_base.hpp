@@ -1,0 +1,28 @@
+// The interface between the runtime-dispatched API (rh::Regressor) and the numerics instantiated per execution
+// space and scalar (rh::detail::Engine<Space, S>). Callers have already checked shapes, pointers and dtypes.
+#pragma once
+#include <memory>
+
+#include "rh/types.hpp"
+
+namespace rh::detail {
+
+class EngineBase {
+ public:
+  virtual ~EngineBase() = default;
+  // One renewable update. from_empty: start from the empty state (fit) instead of the committed one
+  // (partial_fit). Transactional: on any exception the committed state is exactly as before.
+  virtual Diagnostics update(const Batch& batch, const Config& config, bool from_empty) = 0;
+  // out[i] = x_iᵀβ for every row of x; out has the model's dtype and lives in `memory`.
+  virtual void predict(const MatrixRef& x, Memory memory, void* out) = 0;
+  // Ordinary (optionally weighted) R² of the current coefficients on the batch.
+  virtual double score(const Batch& batch) = 0;
+  virtual State export_state() const = 0;
+  virtual void import_state(const State& state) = 0;  // already validated by the caller
+  virtual void reset() = 0;
+};
+
+// Defined in backends/: creates the engine of a compiled space, or throws Errc::unavailable.
+std::unique_ptr<EngineBase> make_engine(Space space, Dtype dtype, int device_id);
+
+}  // namespace rh::detail

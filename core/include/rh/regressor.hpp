@@ -1,0 +1,121 @@
+// The public C++ API: a renewable Huber regressor on a chosen execution space and dtype.
+//
+//   rh::Regressor model(rh::Space::openmp, rh::Dtype::f64, config);
+//   model.partial_fit(rh::host_batch(x, y, n, p));   // any number of batches
+//   model.predict(rh::host_matrix(x_new, m, p), out);
+//
+// Every method validates its input first and is transactional: when it throws rh::Error, the model is
+// exactly as it was before the call.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "rh/config.hpp"
+#include "rh/error.hpp"
+#include "rh/types.hpp"
+
+namespace rh {
+
+namespace detail { class EngineBase; }
+
+struct SpaceInfo {
+  Space space;
+  std::string name;   // "serial", "openmp", "cuda"
+  int concurrency;    // threads (host spaces) or resident threads (devices)
+  int device_count;   // devices this space can use (1 for host spaces, 0 = compiled but no device present)
+};
+
+// The execution spaces this build was compiled with, in the order serial, openmp, cuda.
+std::vector<SpaceInfo> compiled_spaces();
+bool space_compiled(Space space);
+// Version strings of the library and of the Kokkos it was built against.
+const char* library_version() noexcept;
+std::string kokkos_version();
+
+// Runtime options applied when the library first initializes Kokkos (ignored once it is initialized).
+struct RuntimeOptions {
+  int num_threads = 0;   // host threads for OpenMP; 0 = Kokkos' default (OMP_NUM_THREADS)
+  int device_id = -1;    // CUDA device; -1 = Kokkos' default (0)
+};
+void initialize_runtime(const RuntimeOptions& options = {});
+
+template <class S>
+constexpr Dtype dtype_of() {
+  static_assert(std::is_same_v<S, float> || std::is_same_v<S, double>, "only float and double are supported");
+  return std::is_same_v<S, float> ? Dtype::f32 : Dtype::f64;
+}
+
+// Convenience builders for tight row-major host arrays.
+template <class S>
+MatrixRef host_matrix(const S* x, std::int64_t rows, std::int64_t cols) {
+  return MatrixRef{x, rows, cols, cols, Layout::row_major};
+}
+template <class S>
+Batch host_batch(const S* x, const S* y, std::int64_t rows, std::int64_t cols, const S* weights = nullptr) {
+  Batch b;
+  b.x = host_matrix(x, rows, cols);
+  b.y = y;
+  b.weights = weights;
+  b.dtype = dtype_of<S>();
+  return b;
+}
+
+class Regressor {
+ public:
+  Regressor(Space space, Dtype dtype, const Config& config = Config(), int device_id = 0);
+  ~Regressor();
+  Regressor(Regressor&&) noexcept;
+  Regressor& operator=(Regressor&&) noexcept;
+  Regressor(const Regressor&) = delete;
+  Regressor& operator=(const Regressor&) = delete;
+
+  Space space() const noexcept { return space_; }
+  Dtype dtype() const noexcept { return dtype_; }
+  int device_id() const noexcept { return device_id_; }
+  const Config& config() const noexcept { return config_; }
+  // Validates, then replaces the configuration and resets the fitted state (like scikit-learn's set_params).
+  void set_config(const Config& config);
+
+  const Diagnostics& partial_fit(const Batch& batch);  // one renewable update
+  const Diagnostics& fit(const Batch& batch);          // reset + one batch, still transactional
+  void predict(const MatrixRef& x, void* out, Dtype out_dtype, Memory memory = Memory::host);
+  template <class S>
+  std::vector<S> predict(const S* x, std::int64_t rows, std::int64_t cols) {
+    std::vector<S> out(static_cast<size_t>(rows));
+    predict(host_matrix(x, rows, cols), out.data(), dtype_of<S>());
+    return out;
+  }
+  double score(const Batch& batch);  // R², weighted when the batch has weights
+
+  bool fitted() const noexcept { return n_features_ > 0; }
+  // Diagnostics of the last batch; throws invalid_state before any batch (and after set_state).
+  const Diagnostics& diagnostics() const;
+  State state() const;  // copies the committed state out of the execution space
+  // Validates and installs a state (e.g. from a checkpoint). The diagnostics are cleared.
+  void set_state(const State& state);
+  void reset();
+
+  std::int64_t n_features() const noexcept { return n_features_; }  // p of the committed state; 0 = none
+  std::vector<double> coefficients() const { return state().coefficients; }
+
+ private:
+  void check_batch_shape(const Batch& batch, bool first_batch, const char* what) const;
+  void check_fitted(const char* what) const;
+
+  Space space_;
+  Dtype dtype_;
+  int device_id_;
+  Config config_;
+  std::unique_ptr<detail::EngineBase> engine_;
+  std::int64_t n_features_ = 0;  // p of the committed state (0: nothing fitted or imported)
+  bool fit_intercept_ = true;     // of the committed state
+  std::optional<Diagnostics> diagnostics_;
+};
+
+// Checks a state's internal consistency (shapes, finiteness, counters); throws Errc::invalid_state.
+void validate_state(const State& state);
+
+}  // namespace rh

@@ -1,0 +1,60 @@
+// Value types of the public C++ API: spaces, dtypes, batches, diagnostics and the exportable state.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rh/config.hpp"
+
+namespace rh {
+
+enum class Space : int { serial = 0, openmp = 1, cuda = 2 };
+enum class Dtype : int { f32 = 0, f64 = 1 };
+enum class Layout : int { row_major = 0, col_major = 1 };
+// Where the caller's arrays live. Device memory is accepted only by a space with its own memory (CUDA), and is
+// checked, never guessed.
+enum class Memory : int { host = 0, device = 1 };
+
+const char* space_name(Space s) noexcept;
+const char* dtype_name(Dtype d) noexcept;
+
+// A dense matrix owned by the caller: element (i, j) is at data[i*ld + j] (row-major) or data[j*ld + i].
+struct MatrixRef {
+  const void* data = nullptr;
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::int64_t ld = 0;  // 0 means tight (cols for row-major, rows for column-major)
+  Layout layout = Layout::row_major;
+};
+
+// One batch: X (rows × p), y (rows), optional frequency weights (rows). All arrays share dtype and memory.
+struct Batch {
+  MatrixRef x;
+  const void* y = nullptr;
+  const void* weights = nullptr;  // nullptr: every weight is 1
+  Dtype dtype = Dtype::f64;
+  Memory memory = Memory::host;
+};
+
+struct Diagnostics {
+  int iterations = 0;
+  bool converged = false;
+  double objective = 0.0;  // F_b for none; F_b + λ_b·Σ m_j|β_j| for l1
+  double lambda_value = 0.0;
+  double bandwidth = 0.0;
+  bool used_regularized_fallback = false;  // the minimum-norm (SVD) solve replaced LU at least once
+};
+
+// The whole renewable state, in double whatever the model dtype (float values round-trip exactly).
+struct State {
+  std::int64_t n_features = 0;  // p, without the intercept; 0 = nothing fitted yet
+  bool fit_intercept = true;
+  std::vector<double> coefficients;  // q = p + fit_intercept, intercept last
+  std::vector<double> information;   // J, q×q row-major
+  std::int64_t n_samples_seen = 0;
+  std::int64_t batch_count = 0;
+  double previous_lambda = 0.0;
+  double weight_sum = 0.0;  // N_b
+};
+
+}  // namespace rh

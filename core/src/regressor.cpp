@@ -1,0 +1,152 @@
+// rh::Regressor: host-side validation and dispatch to the engine of the chosen space. No numerics here.
+#include "rh/regressor.hpp"
+
+#include <fmt/format.h>
+#include <limits>
+#include <new>
+
+#include "rh/detail/engine_base.hpp"
+
+namespace rh {
+
+namespace {
+
+// Runs an engine call, turning foreign exceptions into rh::Error so that only typed errors leave the API.
+template <class F>
+auto guarded(const char* what, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw Error(Errc::allocation_failed, fmt::format("{}: out of memory", what));
+  } catch (const std::exception& e) {
+    throw Error(Errc::device_error, fmt::format("{}: {}", what, e.what()));
+  }
+}
+
+constexpr std::int64_t kMaxIndex = std::numeric_limits<std::int64_t>::max() / 4;
+
+}  // namespace
+
+Regressor::Regressor(Space space, Dtype dtype, const Config& config, int device_id)
+    : space_(space), dtype_(dtype), device_id_(device_id), config_(config) {
+  validate(config);
+  if (dtype != Dtype::f32 && dtype != Dtype::f64)
+    throw Error(Errc::invalid_argument, fmt::format("unknown dtype enum value {}", static_cast<int>(dtype)));
+  if (device_id < 0) throw Error(Errc::invalid_argument, fmt::format("device id must be >= 0 (got {})", device_id));
+  initialize_runtime();
+  engine_ = guarded("creating the engine", [&] { return detail::make_engine(space, dtype, device_id); });
+}
+
+Regressor::~Regressor() = default;
+Regressor::Regressor(Regressor&&) noexcept = default;
+Regressor& Regressor::operator=(Regressor&&) noexcept = default;
+
+void Regressor::set_config(const Config& config) {
+  validate(config);
+  config_ = config;
+  reset();
+}
+
+void Regressor::reset() {
+  engine_->reset();
+  n_features_ = 0;
+  fit_intercept_ = config_.fit_intercept;
+  diagnostics_.reset();
+}
+
+void Regressor::check_batch_shape(const Batch& b, bool first_batch, const char* what) const {
+  auto bad = [what](const std::string& m) { throw Error(Errc::invalid_argument, fmt::format("{}: {}", what, m)); };
+  if (b.dtype != Dtype::f32 && b.dtype != Dtype::f64) bad(fmt::format("unknown dtype enum value {}", static_cast<int>(b.dtype)));
+  if (b.dtype != dtype_)
+    bad(fmt::format("the data is {} but the model is {}", dtype_name(b.dtype), dtype_name(dtype_)));
+  if (b.memory != Memory::host && b.memory != Memory::device)
+    bad(fmt::format("unknown memory enum value {}", static_cast<int>(b.memory)));
+  if (b.x.layout != Layout::row_major && b.x.layout != Layout::col_major)
+    bad(fmt::format("unknown layout enum value {}", static_cast<int>(b.x.layout)));
+  if (b.x.rows <= 0)
+    bad(fmt::format("found array with {} sample(s) (shape=({}, {})) while a minimum of 1 is required", b.x.rows,
+                    b.x.rows, b.x.cols));
+  if (b.x.cols <= 0)
+    bad(fmt::format("{} feature(s) (shape=({}, {})) while a minimum of 1 is required", b.x.cols, b.x.rows, b.x.cols));
+  if (!b.x.data) bad("X is a null pointer");
+  const std::int64_t tight = b.x.layout == Layout::row_major ? b.x.cols : b.x.rows;
+  if (b.x.ld != 0 && b.x.ld < tight)
+    bad(fmt::format("leading dimension {} is smaller than {} for this layout", b.x.ld, tight));
+  const std::int64_t ld = b.x.ld != 0 ? b.x.ld : tight;
+  const std::int64_t other = b.x.layout == Layout::row_major ? b.x.rows : b.x.cols;
+  if (other > kMaxIndex / ld || b.x.rows > kMaxIndex / (b.x.cols + 1))
+    bad(fmt::format("shape ({}, {}) with leading dimension {} overflows the index range", b.x.rows, b.x.cols, ld));
+  if (!first_batch && n_features_ > 0 && b.x.cols != n_features_)
+    bad(fmt::format("X has {} features, but the model is expecting {} features as input", b.x.cols, n_features_));
+}
+
+void Regressor::check_fitted(const char* what) const {
+  if (!fitted())
+    throw Error(Errc::invalid_state, fmt::format("{}: call fit or partial_fit before using this estimator", what));
+}
+
+const Diagnostics& Regressor::partial_fit(const Batch& batch) {
+  check_batch_shape(batch, false, "partial_fit");
+  if (!batch.y) throw Error(Errc::invalid_argument, "partial_fit: y is a null pointer");
+  if (n_features_ > 0 && fit_intercept_ != config_.fit_intercept)
+    throw Error(Errc::invalid_state, "partial_fit: the state's fit_intercept differs from the configuration");
+  const Diagnostics d = guarded("partial_fit", [&] { return engine_->update(batch, config_, false); });
+  n_features_ = batch.x.cols;
+  fit_intercept_ = config_.fit_intercept;
+  diagnostics_ = d;
+  return *diagnostics_;
+}
+
+const Diagnostics& Regressor::fit(const Batch& batch) {
+  check_batch_shape(batch, true, "fit");
+  if (!batch.y) throw Error(Errc::invalid_argument, "fit: y is a null pointer");
+  const Diagnostics d = guarded("fit", [&] { return engine_->update(batch, config_, true); });
+  n_features_ = batch.x.cols;
+  fit_intercept_ = config_.fit_intercept;
+  diagnostics_ = d;
+  return *diagnostics_;
+}
+
+void Regressor::predict(const MatrixRef& x, void* out, Dtype out_dtype, Memory memory) {
+  check_fitted("predict");
+  Batch b;
+  b.x = x;
+  b.y = nullptr;
+  b.dtype = out_dtype;
+  b.memory = memory;
+  check_batch_shape(b, false, "predict");
+  if (!out) throw Error(Errc::invalid_argument, "predict: the output is a null pointer");
+  guarded("predict", [&] { engine_->predict(x, memory, out); });
+}
+
+double Regressor::score(const Batch& batch) {
+  check_fitted("score");
+  check_batch_shape(batch, false, "score");
+  if (!batch.y) throw Error(Errc::invalid_argument, "score: y is a null pointer");
+  return guarded("score", [&] { return engine_->score(batch); });
+}
+
+const Diagnostics& Regressor::diagnostics() const {
+  if (!diagnostics_) throw Error(Errc::invalid_state, "no batch has been processed");
+  return *diagnostics_;
+}
+
+State Regressor::state() const {
+  return guarded("state", [&] { return engine_->export_state(); });
+}
+
+void Regressor::set_state(const State& st) {
+  validate_state(st);
+  if (st.n_features > 0 && st.fit_intercept != config_.fit_intercept)
+    throw Error(Errc::invalid_state, fmt::format("set_state: the state has fit_intercept={} but the configuration "
+                                                 "has fit_intercept={}",
+                                                 st.fit_intercept, config_.fit_intercept));
+  guarded("set_state", [&] { engine_->import_state(st); });
+  n_features_ = st.n_features;
+  fit_intercept_ = st.fit_intercept;
+  diagnostics_.reset();
+}
+
+}  // namespace rh

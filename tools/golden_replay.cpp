@@ -1,0 +1,165 @@
+#include "golden_replay.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace rh::golden {
+
+using nlohmann::json;
+
+Tolerance floor_for(Space space, Dtype dtype) {
+  // See golden/README.md, "Tolerance floors per space and dtype", for the measured reason for each value.
+  // Serial and OpenMP need none: they meet every case's own tolerance (same summation order, any thread count).
+  if (space == Space::cuda) return dtype == Dtype::f32 ? Tolerance{3e-4, 3e-5} : Tolerance{1e-8, 2e-9};
+  return {0.0, 0.0};
+}
+
+namespace {
+
+Config config_from(const json& c) {
+  Config cfg;
+  cfg.tau = c.at("tau").get<double>();
+  const auto penalty = c.at("penalty").get<std::string>();
+  if (penalty != "none" && penalty != "l1") throw std::runtime_error("unknown penalty " + penalty);
+  cfg.penalty = penalty == "l1" ? Penalty::l1 : Penalty::none;
+  cfg.lambda_scale = c.at("lambda_scale").get<double>();
+  cfg.bandwidth_scale = c.at("bandwidth_scale").get<double>();
+  cfg.fit_intercept = c.at("fit_intercept").get<bool>();
+  cfg.max_iter = c.at("max_iter").get<int>();
+  cfg.tol = c.at("tol").get<double>();
+  cfg.ridge = c.at("ridge").get<double>();
+  return cfg;
+}
+
+// Compares values, tracking the worst scaled error and the first failure.
+struct Comparer {
+  Tolerance tol;
+  CaseResult& result;
+  void value(double got, double want, const std::string& field) {
+    const double budget = tol.atol + tol.rtol * std::fabs(want);
+    const double scaled = std::isfinite(got) ? std::fabs(got - want) / budget : INFINITY;
+    if (scaled > result.worst) {
+      result.worst = scaled;
+      result.worst_field = field;
+    }
+    if (!(scaled <= 1.0) && result.passed) {
+      result.passed = false;
+      result.failure = fmt::format("{}: got {:.17g}, want {:.17g} (|diff| {:.3g} > {:.3g})", field, got, want,
+                                   std::fabs(got - want), budget);
+    }
+  }
+  void exact(long long got, long long want, const std::string& field) {
+    if (got != want && result.passed) {
+      result.passed = false;
+      result.failure = fmt::format("{}: got {}, want {}", field, got, want);
+    }
+  }
+};
+
+template <class S>
+std::vector<S> flatten_rows(const json& rows, long long& n, long long& p) {
+  n = static_cast<long long>(rows.size());
+  p = n > 0 ? static_cast<long long>(rows.at(0).size()) : 0;
+  std::vector<S> out;
+  out.reserve(static_cast<size_t>(n * p));
+  for (const auto& r : rows) {
+    if (static_cast<long long>(r.size()) != p) throw std::runtime_error("ragged X in corpus");
+    for (const auto& v : r) out.push_back(static_cast<S>(v.get<double>()));
+  }
+  return out;
+}
+
+template <class S>
+std::vector<S> vector_of(const json& v) {
+  std::vector<S> out;
+  for (const auto& x : v) out.push_back(static_cast<S>(x.get<double>()));
+  return out;
+}
+
+template <class S>
+CaseResult replay_case(const json& c, Space space, Dtype dtype) {
+  CaseResult result;
+  result.id = c.at("id").get<std::string>();
+  result.space = space;
+  result.dtype = dtype;
+  const Tolerance fl = floor_for(space, dtype);
+  Comparer cmp{{std::max(fl.rtol, c.at("rtol").get<double>()), std::max(fl.atol, c.at("atol").get<double>())},
+               result};
+  Regressor model(space, dtype, config_from(c.at("config")));
+  const auto& batches = c.at("batches");
+  const auto& states = c.at("expected").at("states");
+  if (batches.size() != states.size()) throw std::runtime_error(result.id + ": batches and states differ in count");
+  for (size_t b = 0; b < batches.size(); ++b) {
+    long long n = 0, p = 0;
+    const auto x = flatten_rows<S>(batches[b].at("X"), n, p);
+    const auto y = vector_of<S>(batches[b].at("y"));
+    std::vector<S> w;
+    const auto& jw = batches[b].at("sample_weight");
+    if (!jw.is_null()) w = vector_of<S>(jw);
+    const Diagnostics& d = model.partial_fit(host_batch(x.data(), y.data(), n, p, w.empty() ? nullptr : w.data()));
+    result.iterations.push_back(d.iterations);
+    const State st = model.state();
+    const auto& want = states[b];
+    const std::string at = fmt::format("batch {} ", b + 1);
+    const auto coef = want.at("coefficients").get<std::vector<double>>();
+    cmp.exact(static_cast<long long>(st.coefficients.size()), static_cast<long long>(coef.size()), at + "q");
+    if (!result.passed) return result;
+    for (size_t j = 0; j < coef.size(); ++j) cmp.value(st.coefficients[j], coef[j], fmt::format("{}coef[{}]", at, j));
+    const auto& info = want.at("information");
+    for (size_t j = 0; j < coef.size(); ++j)
+      for (size_t k = 0; k < coef.size(); ++k)
+        cmp.value(st.information[j * coef.size() + k], info.at(j).at(k).get<double>(),
+                  fmt::format("{}information[{}][{}]", at, j, k));
+    cmp.exact(st.n_samples_seen, want.at("n_samples_seen").get<long long>(), at + "n_samples_seen");
+    cmp.exact(st.batch_count, want.at("batch_count").get<long long>(), at + "batch_count");
+    cmp.value(st.previous_lambda, want.at("previous_lambda").get<double>(), at + "previous_lambda");
+    cmp.value(st.weight_sum, want.at("weight_sum").get<double>(), at + "weight_sum");
+    const auto& wd = want.at("diagnostics");
+    cmp.exact(d.converged, wd.at("converged").get<bool>(), at + "converged");
+    cmp.value(d.objective, wd.at("objective").get<double>(), at + "objective");
+    cmp.value(d.lambda_value, wd.at("lambda_value").get<double>(), at + "lambda_value");
+    cmp.value(d.bandwidth, wd.at("bandwidth").get<double>(), at + "bandwidth");
+  }
+  long long n = 0, p = 0;
+  const auto probe = flatten_rows<S>(c.at("probe_X"), n, p);
+  const auto pred = model.predict(probe.data(), n, p);
+  const auto want = c.at("expected").at("predictions").get<std::vector<double>>();
+  cmp.exact(static_cast<long long>(pred.size()), static_cast<long long>(want.size()), "predictions count");
+  for (size_t i = 0; i < want.size() && i < pred.size(); ++i)
+    cmp.value(pred[i], want[i], fmt::format("prediction[{}]", i));
+  return result;
+}
+
+}  // namespace
+
+std::vector<CaseResult> replay_file(const std::string& path, const std::vector<Space>& spaces) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  const json doc = json::parse(in);
+  if (doc.at("schema").get<std::string>() != "renewable-huber-native-golden" ||
+      doc.at("schema_version").get<int>() != 1)
+    throw std::runtime_error(path + ": not a renewable-huber-native-golden schema_version 1 file");
+  std::vector<CaseResult> results;
+  for (const auto& c : doc.at("cases")) {
+    const Dtype dtype = c.at("config").at("dtype").get<std::string>() == "float32" ? Dtype::f32 : Dtype::f64;
+    for (Space space : spaces) {
+      CaseResult r;
+      try {
+        r = dtype == Dtype::f32 ? replay_case<float>(c, space, dtype) : replay_case<double>(c, space, dtype);
+      } catch (const Error& e) {
+        r.id = c.at("id").get<std::string>();
+        r.space = space;
+        r.dtype = dtype;
+        r.passed = false;
+        r.failure = fmt::format("error ({}): {}", errc_name(e.code()), e.what());
+      }
+      results.push_back(r);
+    }
+  }
+  return results;
+}
+
+}  // namespace rh::golden

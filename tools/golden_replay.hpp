@@ -1,0 +1,34 @@
+// Replays a golden corpus (schema "renewable-huber-native-golden", version 1) through rh::Regressor and
+// compares every batch's state and diagnostics, and the probe predictions, within the case tolerances.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "rh/regressor.hpp"
+
+namespace rh::golden {
+
+struct Tolerance {
+  double rtol;
+  double atol;
+};
+
+// The least tolerance a space and dtype is held to (golden/README.md gives the measured reason for each).
+// A case's own rtol/atol applies when it is looser.
+Tolerance floor_for(Space space, Dtype dtype);
+
+struct CaseResult {
+  std::string id;
+  Space space;
+  Dtype dtype;
+  bool passed = true;
+  double worst = 0.0;          // largest |got − want| / (atol + rtol·|want|): ≤ 1 passes
+  std::string worst_field;     // where it occurred
+  std::string failure;         // first failed comparison, empty when passed
+  std::vector<int> iterations; // per batch, informational (never compared)
+};
+
+// Replays every case of the file on each of `spaces`. Throws std::runtime_error for an unreadable file.
+std::vector<CaseResult> replay_file(const std::string& path, const std::vector<Space>& spaces);
+
+}  // namespace rh::golden
