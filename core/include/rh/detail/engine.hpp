@@ -341,14 +341,15 @@ class Engine final : public EngineBase {
   // Per-chunk partial Gram (when `gram`) and data gradient, from the s_, c_ of the last evaluation.
   void gram_gradient(bool gram) {
     const long long n = design_.extent(0);
-    const int tile = static_cast<int>(std::min<long long>(tuning::tile, q_));
+    // Host spaces use a fixed 16-wide block (vectorized inner loop); device teams shrink the tile for small q.
+    using F = GramGradient<Space, S, Design, Vector, Partial>;
+    const int tile = tuning::host ? F::host_tile : static_cast<int>(std::min<long long>(tuning::tile, q_));
     const int tiles = static_cast<int>((q_ + tile - 1) / tile);
     const int pairs = gram ? tiles * (tiles + 1) / 2 : 0;
     const int grad_tiles = tiles;
     if (static_cast<long long>(partial_.extent(0)) < chunks_ || static_cast<long long>(partial_.extent(1)) != q_ * q_ + q_)
       partial_ = Partial(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::partial_sums"),
                          std::max<long long>(chunks_, static_cast<long long>(partial_.extent(0))), q_ * q_ + q_);
-    using F = GramGradient<Space, S, Design, Vector, Partial>;
     Kokkos::TeamPolicy<Space> policy(space_, static_cast<int>(chunks_) * (pairs + grad_tiles), tuning::team_size);
     policy.set_scratch_size(0, Kokkos::PerTeam(F::scratch_bytes(tile, tuning::stage_rows)));
     Kokkos::parallel_for("rh::gram_gradient", policy,

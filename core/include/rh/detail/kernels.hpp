@@ -193,12 +193,17 @@ struct ChunkWeightSums {
 };
 
 // Per-chunk partial sums of the weighted Gram Σ c_i x_i x_iᵀ (upper tile pairs) and of the data gradient
-// Σ s_i x_i. League = chunks × (tile pairs + gradient tiles); each team stages `stage_rows` rows of its two
-// column tiles in scratch and accumulates its T×T block, every entry always owned by the same thread.
+// Σ s_i x_i. League = chunks × (tile pairs + gradient tiles). Each entry is a sum over the chunk's rows in row
+// order; chunks are summed in order by ReduceAndAssemble, so the result does not depend on the thread count.
+//  - Spaces with their own memory (one 256-thread team per job): the team stages `stage_rows` rows of its two
+//    column tiles in scratch (coalesced reads of column-major X) and each thread owns one entry of the block.
+//  - Host spaces (one thread per team): the block is accumulated one output row at a time in registers,
+//    reading row-major X directly, so the inner loop is a contiguous, vectorizable axpy.
 template <class Space, class S, class XView, class VView, class PView>
 struct GramGradient {
   using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
   using scratch_view = Kokkos::View<S*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  static constexpr int host_tile = 16;  // the host path's block edge (a compile-time bound keeps acc in registers)
   XView x;
   VView s, c;
   PView partial;  // chunks × (q·q + q)
@@ -206,6 +211,7 @@ struct GramGradient {
   int tile, tiles, pairs, grad_tiles, stage_rows;
 
   static size_t scratch_bytes(int tile, int stage_rows) {
+    if (Tuning<Space>::host) return 0;
     return scratch_view::shmem_size(2 * stage_rows * tile) + scratch_view::shmem_size(tile * tile);
   }
 
@@ -215,9 +221,6 @@ struct GramGradient {
     const int job = team.league_rank() % per_chunk;
     const long long r0 = chunk * rows_per_chunk;
     const long long r1 = r0 + rows_per_chunk < n ? r0 + rows_per_chunk : n;
-    scratch_view xa(team.team_scratch(0), stage_rows * tile);
-    scratch_view xb(team.team_scratch(0), stage_rows * tile);
-    scratch_view acc(team.team_scratch(0), tile * tile);
     const bool gram = job < pairs;
     int a = 0, b = 0;
     if (gram) {  // decode the upper tile pair (a, b), a ≤ b, of this job
@@ -227,6 +230,45 @@ struct GramGradient {
     } else {
       a = job - pairs;
     }
+    if constexpr (Tuning<Space>::host) {
+      host_block(chunk, r0, r1, gram, a, b);
+    } else {
+      team_block(team, chunk, r0, r1, gram, a, b);
+    }
+  }
+
+  // Host path: tile must equal host_tile (the engine sets it so).
+  KOKKOS_INLINE_FUNCTION void host_block(long long chunk, long long r0, long long r1, bool gram, int a, int b) const {
+    const long long ja = a * static_cast<long long>(tile), kb = b * static_cast<long long>(tile);
+    const int kmax = static_cast<int>(q - kb < tile ? q - kb : tile);
+    if (!gram) {
+      const int jmax = static_cast<int>(q - ja < tile ? q - ja : tile);
+      S acc[host_tile] = {};
+      for (long long i = r0; i < r1; ++i) {
+        const S si = s(i);
+        for (int k = 0; k < jmax; ++k) acc[k] += si * x(i, ja + k);
+      }
+      for (int k = 0; k < jmax; ++k) partial(chunk, q * q + ja + k) = acc[k];
+      return;
+    }
+    const int jmax = static_cast<int>(q - ja < tile ? q - ja : tile);
+    for (int j = 0; j < jmax; ++j) {
+      if (ja + j > kb + kmax - 1) break;  // the rest of this block row lies below the diagonal
+      S acc[host_tile] = {};
+      for (long long i = r0; i < r1; ++i) {
+        const S cij = c(i) * x(i, ja + j);
+        for (int k = 0; k < kmax; ++k) acc[k] += cij * x(i, kb + k);
+      }
+      for (int k = 0; k < kmax; ++k)
+        if (ja + j <= kb + k) partial(chunk, (ja + j) * q + kb + k) = acc[k];
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void team_block(const member_type& team, long long chunk, long long r0, long long r1,
+                                         bool gram, int a, int b) const {
+    scratch_view xa(team.team_scratch(0), stage_rows * tile);
+    scratch_view xb(team.team_scratch(0), stage_rows * tile);
+    scratch_view acc(team.team_scratch(0), tile * tile);
     const int entries = gram ? tile * tile : tile;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, entries), [&](const int e) { acc(e) = S(0); });
     for (long long base = r0; base < r1; base += stage_rows) {
