@@ -54,8 +54,8 @@ cuda_toolkit_installed() {
 # Building needs only the toolkit's link stubs, so a local empty package provides those two names instead.
 driver_placeholder_deb() {
   local dir=$1/driver-placeholder
-  rm -rf "$dir" && mkdir -p "$dir/pkg/DEBIAN"
-  cat > "$dir/pkg/DEBIAN/control" <<'EOF'
+  rm -rf "$dir" && mkdir -p "$dir/pkg/DEBIAN" || return 1
+  cat > "$dir/pkg/DEBIAN/control" <<'EOF' || return 1
 Package: rh-cuda-driver-placeholder
 Version: 1
 Architecture: all
@@ -65,7 +65,7 @@ Description: stands in for the NVIDIA driver libraries when building with nvidia
  Installed by renewable-huber's tools/deps/cuda.sh. Programs link against the CUDA toolkit's stubs; the
  real libcuda.so.1 comes from the driver of the machine that runs them.
 EOF
-  dpkg-deb --root-owner-group --build "$dir/pkg" "$dir/rh-cuda-driver-placeholder.deb" >/dev/null
+  dpkg-deb --root-owner-group --build "$dir/pkg" "$dir/rh-cuda-driver-placeholder.deb" >/dev/null || return 1
   echo "$dir/rh-cuda-driver-placeholder.deb"
 }
 
@@ -91,17 +91,16 @@ write_cuda_compiler() {
   local cxx; cxx=$(rh_cuda_compiler)
   local dir; dir=$(dirname "$cxx")
   [ -x "$cxx" ] && return 0
-  local pk; pk=$(kokkos_source_dir) || return 1
-  rm -rf "$dir" && mkdir -p "$dir/cuda-include"
-  install -m 755 "$pk/kokkos/bin/nvcc_wrapper" "$dir/nvcc_wrapper"
+  # On its first run kokkos_source_dir also prints download messages on stdout: the path is the last line.
+  local pk; pk=$(kokkos_source_dir | tail -n 1) || return 1
+  rm -rf "$dir" && mkdir -p "$dir/cuda-include" || return 1
+  install -m 755 "$pk/kokkos/bin/nvcc_wrapper" "$dir/nvcc_wrapper" || return 1
+  local headers; headers=$(dpkg -L "${RH_CUDA_HEADER_PACKAGES[@]}" | sed -n 's#^/usr/include/\([^/]*\)$#\1#p' | sort -u)
   local name
-  for name in $(dpkg -L "${RH_CUDA_HEADER_PACKAGES[@]}" | sed -n 's#^/usr/include/\([^/]*\)$#\1#p' | sort -u); do
-    ln -s "/usr/include/$name" "$dir/cuda-include/$name"
-  done
+  for name in $headers; do ln -s "/usr/include/$name" "$dir/cuda-include/$name" || return 1; done
   [ -e "$dir/cuda-include/cuda_runtime.h" ] || { echo "rh setup: no CUDA 11.8 headers in /usr/include" >&2; return 1; }
   sed -e "s|@CUDA_ARCH@|$RH_CUDA_ARCH|g" -e "s|@HOST_CXX@|$RH_CUDA_HOST_CXX|g" \
-    "$RH_DEPS_DIR/nvcc-arch-wrapper.in" > "$cxx.tmp"
-  chmod 755 "$cxx.tmp" && mv "$cxx.tmp" "$cxx"
+    "$RH_DEPS_DIR/nvcc-arch-wrapper.in" > "$cxx.tmp" && chmod 755 "$cxx.tmp" && mv "$cxx.tmp" "$cxx"
 }
 
 # Prints the prefix of Kokkos + Kokkos Kernels built for CUDA (sm_$RH_CUDA_ARCH) + OpenMP + Serial; logs go to
@@ -114,6 +113,7 @@ build_kokkos_cuda() {
     -DCMAKE_CXX_COMPILER="$cxx"
     -DKokkos_ENABLE_CUDA=ON -DKokkos_ENABLE_CUDA_LAMBDA=ON -DKokkos_ENABLE_OPENMP=ON
     -DKokkos_ARCH_AMPERE80=ON                  # newest that Kokkos 3.4 knows; the wrapper retargets it
+    # FindCUDAToolkit would look for headers next to nvcc, in /usr/lib/nvidia-cuda-toolkit.
     -DCUDAToolkit_ROOT=/usr -DCUDAToolkit_INCLUDE_DIR=/usr/include
     # Kokkos' CMake config records this library for CUDA::cudart; the shared one is absent on the GPU machine.
     -DCUDA_cudart_LIBRARY="$RH_CUDA_LIB_DIR/libcudart_static.a"
@@ -128,15 +128,13 @@ build_kokkos_cuda() {
 }
 
 # For our own project. Kokkos' CMake config brings the CUDA flags (-arch=sm_80, rewritten by the wrapper) and
-# the CUDA libraries (static cudart, libcuda through the toolkit's link stub: the GPU machine's driver supplies the
-# real libcuda.so.1 at run time). The CUDAToolkit_* hints are for find_package(CUDAToolkit), which otherwise
-# looks for headers next to nvcc in /usr/lib/nvidia-cuda-toolkit. Static libstdc++/libgcc: the binaries must run
-# on the GPU machine, which has no g++-11 runtime.
+# the CUDA libraries: static cudart, and libcuda's link stub (cudart loads the GPU machine's libcuda.so.1 at run
+# time). Static libstdc++/libgcc: the binaries must run on the GPU machine, which has no g++-11 runtime.
+# Should the project ever call find_package(CUDAToolkit), add the CUDAToolkit_* hints and CUDA_cudart_LIBRARY of
+# build_kokkos_cuda (unused options only draw a CMake warning, hence not here).
 # Set last: rh_cuda_compiler hashes write_cuda_compiler, which must be defined by then.
 RH_CUDA_CMAKE_OPTS=(
   -DCMAKE_CXX_COMPILER="$(rh_cuda_compiler)"
-  -DCUDAToolkit_ROOT=/usr -DCUDAToolkit_INCLUDE_DIR=/usr/include
-  -DCUDA_cudart_LIBRARY="$RH_CUDA_LIB_DIR/libcudart_static.a"
   "-DCMAKE_EXE_LINKER_FLAGS=-static-libstdc++ -static-libgcc"
   "-DCMAKE_SHARED_LINKER_FLAGS=-static-libstdc++ -static-libgcc"
 )

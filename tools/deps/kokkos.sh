@@ -52,10 +52,10 @@ fetch_trilinos_source() {
   if [ -f "$dl/$TRILINOS_ORIG" ] && echo "$TRILINOS_ORIG_SHA256  $dl/$TRILINOS_ORIG" | sha256sum -c --status; then
     return 0
   fi
-  echo "rh setup: downloading Debian source package trilinos $TRILINOS_DEB_VERSION (≈166 MB)"
-  private_apt_setup "$dl/apt"
+  echo "rh setup: downloading Debian source package trilinos $TRILINOS_DEB_VERSION (≈166 MB)" >&2
+  private_apt_setup "$dl/apt" >&2
   # apt verifies the signed Sources index and every file's hash before it keeps the download.
-  (cd "$dl" && apt-get "${APT_PRIVATE_OPTS[@]}" source --download-only -qq "trilinos=$TRILINOS_DEB_VERSION")
+  (cd "$dl" && apt-get "${APT_PRIVATE_OPTS[@]}" source --download-only -qq "trilinos=$TRILINOS_DEB_VERSION") >&2
   # Second, independent check: the tarball's hash as pinned here and as listed in the .dsc.
   grep -q "$TRILINOS_ORIG_SHA256 .* $TRILINOS_ORIG" "$dl/trilinos_$TRILINOS_DEB_VERSION.dsc" ||
     { echo "rh setup: $TRILINOS_ORIG hash in the .dsc differs from the pinned one" >&2; return 1; }
@@ -83,7 +83,8 @@ kokkos_source_dir() {
 build_kokkos() {
   local flavour=$1; shift
   local core_opts=("$@")
-  local key; key=$(printf '%s\n' "$KOKKOS_VERSION" "${core_opts[@]}" "${RH_KOKKOS_CXX:-c++}" | sha256sum | cut -c1-12)
+  local key; key=$(printf '%s\n' "$KOKKOS_VERSION" "${core_opts[@]}" "${RH_KOKKOS_CXX:-c++}" "${RH_KK_EXTRA_OPTS[@]}" |
+                   sha256sum | cut -c1-12)
   local prefix; prefix="$(rh_cache_dir)/kokkos-$KOKKOS_VERSION-$flavour-$key"
   if [ -f "$prefix/.complete" ]; then echo "$prefix"; return 0; fi
   local pk; pk=$(kokkos_source_dir)

@@ -83,7 +83,8 @@ class Perturbation:
     threshold_noise: float
 
     def accept(self, lhs, rhs, scale, tie):
-        return tie or float(lhs) <= float(rhs) + self.decision_noise * abs(float(scale)) * self.rng.uniform(-1, 1)
+        blur = self.decision_noise * abs(float(scale)) * self.rng.uniform(-1, 1)
+        return tie or float(lhs) <= float(rhs) + blur
 
     def converged(self, step, threshold):
         return step <= threshold * (1 + self.threshold_noise * self.rng.uniform(-1, 1))
@@ -306,12 +307,7 @@ def update(state, config, X, y, sample_weight=None, dtype=np.float64, trace=None
     lam = penalty_level(config, cumulative, n_features)
     mask = penalty_mask(q, config.fit_intercept, dtype)
 
-    # Historical L1 subgradient term of §1.4, with the previous λ and N_{b−1}/N_b.
-    historical = np.zeros(q, dtype)
-    if config.penalty == "l1" and state.n_samples_seen > 0:
-        factor = state.weight_sum / cumulative * state.previous_lambda
-        historical = dtype(factor) * (mask * np.sign(state.coefficients))
-
+    historical = historical_subgradient(state, config, cumulative, mask)
     obj = BatchObjective(X, y, w, state, config, h, cumulative, historical)
     decisions = Decisions(config.tol, trace, perturbation)
     if config.penalty == "l1":
@@ -321,13 +317,27 @@ def update(state, config, X, y, sample_weight=None, dtype=np.float64, trace=None
         beta, iterations, converged = solve_newton(obj, config.max_iter, decisions)
         objective = obj.value(beta)
 
-    # §1.7: accumulate the curvature at the final β with this batch's bandwidth (no ridge, no 1/N).
-    phi = smoothed_curvature(obj.residuals(beta), obj.tau, obj.h)
-    information = state.information + weighted_gram(X, w * phi)
-
+    information = committed_information(state, obj, beta)
     new_state = State(beta, information, state.n_samples_seen + n_rows, state.batch_count + 1,
                       lam, cumulative)
     return new_state, Diagnostics(iterations, converged, float(objective), lam, h)
+
+
+def historical_subgradient(state, config, cumulative_weight, mask):
+    """§1.4 historical L1 term (N_{b−1}/N_b)·λ̃·(m ∘ sign(β̃)).
+
+    Zero for penalty "none" and on the first batch (n_samples_seen = 0)."""
+    if config.penalty != "l1" or state.n_samples_seen == 0:
+        return np.zeros_like(mask)
+    factor = state.weight_sum / cumulative_weight * state.previous_lambda
+    return mask.dtype.type(factor) * (mask * np.sign(state.coefficients))
+
+
+def committed_information(state, obj, beta):
+    """§1.7 J_b = J_{b−1} + Σ w φ(r(β_b)) x xᵀ: curvature at the final β, this batch's bandwidth,
+    no ridge and no 1/N."""
+    phi = smoothed_curvature(obj.residuals(beta), obj.tau, obj.h)
+    return state.information + weighted_gram(obj.X, obj.w * phi)
 
 
 def predict(state, X, fit_intercept, dtype=np.float64):

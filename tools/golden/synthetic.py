@@ -35,7 +35,9 @@ def rounded(array, dtype):
 def draw_design(rng, design, n, p):
     kind = design["kind"]
     if kind == "gaussian":
-        return design["scale"] * rng.standard_normal((n, p))
+        # A nonzero mean makes every Gram entry large, so no information entry sits near zero
+        # (float32 cases: their absolute rounding error scales with the largest entry).
+        return design["mean"] + design["scale"] * rng.standard_normal((n, p))
     if kind == "near_collinear":
         # Column b of each pair is column a plus a tiny independent jitter.
         X = design["scale"] * rng.standard_normal((n, p))
@@ -43,10 +45,10 @@ def draw_design(rng, design, n, p):
             X[:, b] = X[:, a] + design["jitter"] * rng.standard_normal(n)
         return X
     if kind == "rank_deficient_dyadic":
-        # Columns [t, 2t, 1]: t on a 1/8 grid in ± pairs, so Σt = 0 and every Gram entry is exact in
-        # any summation order. The Hessian then has the exact pattern [[a,2a],[2a,4a]] ⊕ [[1,1],[1,1]]
-        # (with the intercept), LU elimination multipliers are 0, 1/2, 1 or 2 (exact), and every LU
-        # variant meets an exactly zero pivot, which triggers the minimum-norm fallback (§1.8).
+        # Columns [t, 2t, 1]: t on a 1/8 grid in ± pairs (batches have an even row count), so Σt = 0
+        # and every Gram entry is exact in any summation order. With the intercept the Hessian is
+        # exactly [[a,2a],[2a,4a]] ⊕ [[1,1],[1,1]]: LU multipliers are 0, 1/2, 1 or 2 (exact), so any
+        # LU variant meets an exactly zero pivot and takes the minimum-norm fallback (§1.8).
         assert p == 3
         half = rng.integers(1, 17, (n + 1) // 2) / 8.0
         t = rng.permutation(np.concatenate([half, -half]))[:n]
@@ -60,8 +62,6 @@ def draw_noise(rng, noise, n):
         return noise["scale"] * rng.standard_normal(n)
     if kind == "student_t":
         return noise["scale"] * rng.standard_t(noise["df"], n)
-    if kind == "none":
-        return np.zeros(n)
     raise ValueError(f"unknown noise kind {kind!r}")
 
 
@@ -78,16 +78,11 @@ def draw_weights(rng, weights, n, batch_index):
     """None (unit weights, W_b = n_b) or a vector; every weighted batch has a positive total."""
     if weights is None or batch_index in weights.get("unweighted_batches", []):
         return None
-    kind = weights["kind"]
-    if kind == "cycle":
-        values = np.asarray(weights["values"], float)
-        w = values[(np.arange(n) + batch_index) % len(values)]
-    elif kind == "random":
-        # Fractional weights on a 1/16 grid in [low, high], with a share of exact zeros.
-        steps = rng.integers(round(16 * weights["low"]), round(16 * weights["high"]) + 1, n)
-        w = np.where(rng.random(n) < weights["zero_fraction"], 0.0, steps / 16.0)
-    else:
-        raise ValueError(f"unknown weights kind {kind!r}")
+    if weights["kind"] != "random":
+        raise ValueError(f"unknown weights kind {weights['kind']!r}")
+    # Fractional weights on a 1/16 grid in [low, high], with a share of exact zeros.
+    steps = rng.integers(round(16 * weights["low"]), round(16 * weights["high"]) + 1, n)
+    w = np.where(rng.random(n) < weights["zero_fraction"], 0.0, steps / 16.0)
     if not np.any(w > 0):
         w[0] = 1.0
     return w
