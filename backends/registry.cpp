@@ -67,6 +67,23 @@ std::string kokkos_version() {
   return fmt::format("{}.{}.{}", KOKKOS_VERSION / 10000, KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100);
 }
 
+void detail::check_host_pointer(const void* ptr, const char* what) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  // Device memory read as host memory would crash the host loop; CUDA can tell us first.
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
+    cudaGetLastError();  // an unregistered host pointer is fine; clear the error the query left behind
+    return;
+  }
+  if (attr.type == cudaMemoryTypeDevice)
+    throw Error(Errc::invalid_argument,
+                fmt::format("{} was passed as host memory but CUDA reports it as device memory", what));
+#else
+  (void)ptr;
+  (void)what;
+#endif
+}
+
 std::unique_ptr<detail::EngineBase> detail::make_engine(Space space, Dtype dtype, int device_id) {
   switch (space) {
 #if defined(KOKKOS_ENABLE_SERIAL)

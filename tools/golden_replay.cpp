@@ -11,9 +11,11 @@ namespace rh::golden {
 using nlohmann::json;
 
 Tolerance floor_for(Space space, Dtype dtype) {
-  // See golden/README.md, "Tolerance floors per space and dtype", for the measured reason for each value.
-  // Serial and OpenMP need none: they meet every case's own tolerance (same summation order, any thread count).
-  if (space == Space::cuda) return dtype == Dtype::f32 ? Tolerance{3e-4, 3e-5} : Tolerance{1e-8, 2e-9};
+  // golden/README.md, "Tolerance floors per space and dtype", gives the measurement behind each value.
+  // Serial and OpenMP need none: they meet every case's own tolerance, bitwise alike for any thread count.
+  // CUDA float64 sums in other orders (256-thread team trees, fused multiply-adds), which moves the reference's
+  // rounding-decided weighted case to 1.35× its own rtol 2e-9; 1e-8 / 2e-9 is the reference's own CUDA floor.
+  if (space == Space::cuda && dtype == Dtype::f64) return {1e-8, 2e-9};
   return {0.0, 0.0};
 }
 
@@ -80,12 +82,12 @@ std::vector<S> vector_of(const json& v) {
 }
 
 template <class S>
-CaseResult replay_case(const json& c, Space space, Dtype dtype) {
+CaseResult replay_case(const json& c, Space space, Dtype dtype, bool use_floors) {
   CaseResult result;
   result.id = c.at("id").get<std::string>();
   result.space = space;
   result.dtype = dtype;
-  const Tolerance fl = floor_for(space, dtype);
+  const Tolerance fl = use_floors ? floor_for(space, dtype) : Tolerance{0.0, 0.0};
   Comparer cmp{{std::max(fl.rtol, c.at("rtol").get<double>()), std::max(fl.atol, c.at("atol").get<double>())},
                result};
   Regressor model(space, dtype, config_from(c.at("config")));
@@ -135,7 +137,7 @@ CaseResult replay_case(const json& c, Space space, Dtype dtype) {
 
 }  // namespace
 
-std::vector<CaseResult> replay_file(const std::string& path, const std::vector<Space>& spaces) {
+std::vector<CaseResult> replay_file(const std::string& path, const std::vector<Space>& spaces, bool use_floors) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot open " + path);
   const json doc = json::parse(in);
@@ -148,7 +150,8 @@ std::vector<CaseResult> replay_file(const std::string& path, const std::vector<S
     for (Space space : spaces) {
       CaseResult r;
       try {
-        r = dtype == Dtype::f32 ? replay_case<float>(c, space, dtype) : replay_case<double>(c, space, dtype);
+        r = dtype == Dtype::f32 ? replay_case<float>(c, space, dtype, use_floors)
+                                  : replay_case<double>(c, space, dtype, use_floors);
       } catch (const Error& e) {
         r.id = c.at("id").get<std::string>();
         r.space = space;

@@ -29,6 +29,7 @@ struct CaseResult {
 };
 
 // Replays every case of the file on each of `spaces`. Throws std::runtime_error for an unreadable file.
-std::vector<CaseResult> replay_file(const std::string& path, const std::vector<Space>& spaces);
+// With use_floors = false every case is held to its own rtol/atol only (to measure what a floor must cover).
+std::vector<CaseResult> replay_file(const std::string& path, const std::vector<Space>& spaces, bool use_floors = true);
 
 }  // namespace rh::golden

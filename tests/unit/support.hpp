@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "rh/regressor.hpp"
@@ -88,6 +90,13 @@ inline TypedBatch make_batch(const Data& d, Dtype dtype, long long row0 = 0, lon
     t.batch = host_batch(t.xf.data(), t.yf.data(), rows, d.p, t.wf.empty() ? nullptr : t.wf.data());
   }
   return t;
+}
+
+// The typed arrays of a TypedBatch for the scalar S: {x, y, w}.
+template <class S>
+std::tuple<const std::vector<S>&, const std::vector<S>&, const std::vector<S>&> arrays_of(const TypedBatch& t) {
+  if constexpr (std::is_same_v<S, double>) return {t.xd, t.yd, t.wd};
+  else return {t.xf, t.yf, t.wf};
 }
 
 inline const Diagnostics& partial_fit(Regressor& m, const Data& d, long long row0 = 0, long long rows = -1) {

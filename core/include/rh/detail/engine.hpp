@@ -116,9 +116,11 @@ class Engine final : public EngineBase {
                          Predict<S, Design, Vector>{design_, committed_.beta, s_, q_});
     auto pred = Kokkos::subview(s_, Kokkos::make_pair(0LL, n));
     if (memory == Memory::host) {
+      check_host_pointer(out, "the prediction output");
       Kokkos::View<S*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> dst(static_cast<S*>(out), n);
       Kokkos::deep_copy(space_, dst, pred);
     } else {
+      check_device_pointer(out, "the prediction output");
       Kokkos::View<S*, memory_space, Kokkos::MemoryUnmanaged> dst(static_cast<S*>(out), n);
       Kokkos::deep_copy(space_, dst, pred);
     }
@@ -241,6 +243,13 @@ class Engine final : public EngineBase {
     design_ = Design(design_buffer_.data(), n, q_);
   }
 
+  void check_device_pointer(const void* ptr, const char* what) const {
+    if (!DevicePointers<Space>::supported)
+      throw Error(Errc::invalid_argument,
+                  fmt::format("{} was passed as device memory, but this execution space has no device memory", what));
+    DevicePointers<Space>::check(ptr, what, device_id_);
+  }
+
   // Copies the caller's X (any layout and leading dimension), y and w into the design workspace, appending the
   // intercept column. Host arrays for a space with its own memory go through a host staging copy.
   void stage_batch(const Batch& b, long long p, long long n) {
@@ -257,11 +266,14 @@ class Engine final : public EngineBase {
     const S* sy = static_cast<const S*>(b.y);
     const S* sw = static_cast<const S*>(b.weights);
     if (b.memory == Memory::device) {
-      if (!DevicePointers<Space>::supported)
-        throw Error(Errc::invalid_argument, "device memory was given, but this execution space has no device memory");
-      DevicePointers<Space>::check(sx, "X", device_id_);
-      if (sy) DevicePointers<Space>::check(sy, "y", device_id_);
-      if (sw) DevicePointers<Space>::check(sw, "sample weights", device_id_);
+      check_device_pointer(sx, "X");
+      if (sy) check_device_pointer(sy, "y");
+      if (sw) check_device_pointer(sw, "sample weights");
+    }
+    if (b.memory == Memory::host) {
+      check_host_pointer(sx, "X");
+      if (sy) check_host_pointer(sy, "y");
+      if (sw) check_host_pointer(sw, "sample weights");
     }
     if (b.memory == Memory::host && !host_accessible) {
       HostDesign hx(host_design_.data(), n, q_);

@@ -1,0 +1,313 @@
+// Checkpoint encoding and decoding. The layout is fixed little-endian whatever the host (docs/abi.md, "Checkpoint
+// format"); doubles are stored as their IEEE-754 bit patterns so a load restores them exactly.
+#include "rh/checkpoint.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fmt/format.h>
+#include <memory>
+
+#include "rh/error.hpp"
+
+namespace rh {
+
+namespace {
+
+constexpr std::array<std::uint8_t, 8> kMagic = {0x89, 'R', 'H', 'C', 'K', 'P', '\r', '\n'};
+// Offsets of docs/abi.md's table; the fixed part ends where the coefficients start.
+constexpr std::size_t kVersionOffset = 8;
+constexpr std::size_t kTotalSizeOffset = 16;
+constexpr std::size_t kPreambleSize = 24;  // magic, version, flags, total size: enough to locate everything else
+constexpr std::size_t kFixedSize = 144;
+constexpr std::size_t kChecksumSize = 4;
+// Format codes (0 is never valid, like the C ABI's enums).
+constexpr std::uint32_t kPenaltyNone = 1, kPenaltyL1 = 2;
+constexpr std::uint32_t kDtypeF32 = 1, kDtypeF64 = 2;
+
+// CRC-32 as in zlib/PNG/Ethernet: reflected polynomial 0xEDB88320, initial value and final XOR 0xFFFFFFFF.
+constexpr std::array<std::uint32_t, 256> make_crc_table() {
+  std::array<std::uint32_t, 256> table{};
+  for (std::uint32_t n = 0; n < 256; ++n) {
+    std::uint32_t c = n;
+    for (int k = 0; k < 8; ++k) c = (c & 1u) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    table[n] = c;
+  }
+  return table;
+}
+constexpr auto kCrcTable = make_crc_table();
+
+std::uint32_t crc32(const std::uint8_t* data, std::size_t size) {
+  std::uint32_t c = 0xFFFFFFFFu;
+  for (std::size_t i = 0; i < size; ++i) c = kCrcTable[(c ^ data[i]) & 0xFFu] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
+[[noreturn]] void corrupt(const std::string& message) {
+  throw Error(Errc::corrupt_data, "checkpoint: " + message);
+}
+
+class Writer {
+ public:
+  explicit Writer(std::size_t size) { bytes_.reserve(size); }
+  void u32(std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) bytes_.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  }
+  void u64(std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) bytes_.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  }
+  void i32(std::int32_t v) { u32(static_cast<std::uint32_t>(v)); }
+  void i64(std::int64_t v) { u64(static_cast<std::uint64_t>(v)); }
+  void f64(double v) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    u64(bits);
+  }
+  void raw(const std::uint8_t* p, std::size_t n) { bytes_.insert(bytes_.end(), p, p + n); }
+  std::vector<std::uint8_t>& bytes() { return bytes_; }
+
+ private:
+  std::vector<std::uint8_t> bytes_;
+};
+
+// Reads fields of a buffer whose length has already been checked against the layout.
+class Reader {
+ public:
+  Reader(const std::uint8_t* data, std::size_t offset) : p_(data + offset) {}
+  std::uint32_t u32() {
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v |= static_cast<std::uint32_t>(p_[i]) << (8 * i);
+    p_ += 4;
+    return v;
+  }
+  std::uint64_t u64() {
+    std::uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= static_cast<std::uint64_t>(p_[i]) << (8 * i);
+    p_ += 8;
+    return v;
+  }
+  std::int32_t i32() { return static_cast<std::int32_t>(u32()); }
+  std::int64_t i64() { return static_cast<std::int64_t>(u64()); }
+  double f64() {
+    const std::uint64_t bits = u64();
+    double v;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+  }
+
+ private:
+  const std::uint8_t* p_;
+};
+
+bool read_bool(Reader& r, const char* field) {
+  const std::uint32_t v = r.u32();
+  if (v > 1) corrupt(fmt::format("{} must be 0 or 1 (found {})", field, v));
+  return v == 1;
+}
+
+// The same validation as everywhere else, reported as corrupt data: the bytes, not the caller, are wrong.
+template <class F>
+void validated_as_data(F&& check) {
+  try {
+    check();
+  } catch (const Error& e) {
+    corrupt(e.what());
+  }
+}
+
+void check_consistent(const Checkpoint& cp) {
+  validate(cp.config);
+  validate_state(cp.state);
+  if (cp.dtype != Dtype::f32 && cp.dtype != Dtype::f64)
+    throw Error(Errc::invalid_argument, fmt::format("unknown dtype enum value {}", static_cast<int>(cp.dtype)));
+  if (cp.state.n_features > 0 && cp.state.fit_intercept != cp.config.fit_intercept)
+    throw Error(Errc::invalid_state, fmt::format("the state has fit_intercept={} but the configuration has "
+                                                 "fit_intercept={}",
+                                                 cp.state.fit_intercept, cp.config.fit_intercept));
+  // A float32 model holds only float values; anything else could not be restored exactly.
+  if (cp.dtype == Dtype::f32) {
+    auto is_float = [](double v) { return static_cast<double>(static_cast<float>(v)) == v; };
+    for (double v : cp.state.coefficients)
+      if (!is_float(v)) throw Error(Errc::invalid_state, "a float32 state holds a coefficient that is not a float");
+    for (double v : cp.state.information)
+      if (!is_float(v)) throw Error(Errc::invalid_state, "a float32 state holds an information value that is not a float");
+  }
+}
+
+std::size_t size_for(std::uint64_t q) { return kFixedSize + 8 * q + 8 * q * q + kChecksumSize; }
+
+}  // namespace
+
+std::vector<std::uint8_t> encode_checkpoint(const Checkpoint& cp) {
+  check_consistent(cp);
+  const State& st = cp.state;
+  const auto q = static_cast<std::uint64_t>(st.coefficients.size());
+  const std::size_t total = size_for(q);
+  Writer w(total);
+  w.raw(kMagic.data(), kMagic.size());
+  w.u32(checkpoint_format_version);
+  w.u32(0);  // flags: none defined
+  w.u64(total);
+  w.f64(cp.config.tau);
+  w.f64(cp.config.lambda_scale);
+  w.f64(cp.config.bandwidth_scale);
+  w.f64(cp.config.tol);
+  w.f64(cp.config.ridge);
+  w.i32(cp.config.max_iter);
+  w.u32(cp.config.penalty == Penalty::l1 ? kPenaltyL1 : kPenaltyNone);
+  w.u32(cp.config.fit_intercept ? 1 : 0);
+  w.u32(cp.dtype == Dtype::f32 ? kDtypeF32 : kDtypeF64);
+  w.i64(st.n_features);
+  w.i64(st.n_samples_seen);
+  w.i64(st.batch_count);
+  w.f64(st.previous_lambda);
+  w.f64(st.weight_sum);
+  w.u32(st.fit_intercept ? 1 : 0);
+  w.u32(0);  // reserved
+  w.u64(q);
+  w.u64(q * q);
+  for (double v : st.coefficients) w.f64(v);
+  for (double v : st.information) w.f64(v);
+  w.u32(crc32(w.bytes().data(), w.bytes().size()));
+  return std::move(w.bytes());
+}
+
+Checkpoint decode_checkpoint(const std::uint8_t* data, std::size_t size) {
+  if (!data && size > 0) throw Error(Errc::invalid_argument, "checkpoint: the data is a null pointer");
+  if (size < kMagic.size()) corrupt(fmt::format("truncated: {} bytes", size));
+  if (std::memcmp(data, kMagic.data(), kMagic.size()) != 0) corrupt("not a renewable-huber checkpoint (bad magic)");
+  if (size < kPreambleSize) corrupt(fmt::format("truncated: {} bytes", size));
+  const std::uint32_t version = Reader(data, kVersionOffset).u32();
+  if (version != checkpoint_format_version)
+    throw Error(Errc::version_mismatch, fmt::format("checkpoint: format version {}, but this library reads only "
+                                                    "version {}",
+                                                    version, checkpoint_format_version));
+  const std::uint64_t total = Reader(data, kTotalSizeOffset).u64();
+  if (total < size_for(0)) corrupt(fmt::format("declares {} bytes, less than the smallest checkpoint", total));
+  if (size < total) corrupt(fmt::format("truncated: {} bytes of the declared {}", size, total));
+  if (size > total) corrupt(fmt::format("{} bytes follow the declared end at {}", size - total, total));
+  const std::uint32_t stored = Reader(data, total - kChecksumSize).u32();
+  const std::uint32_t computed = crc32(data, total - kChecksumSize);
+  if (stored != computed) corrupt(fmt::format("checksum mismatch (stored {:08x}, computed {:08x})", stored, computed));
+
+  Reader r(data, kVersionOffset + 4);
+  if (const std::uint32_t flags = r.u32(); flags != 0) corrupt(fmt::format("unknown flags {:#x}", flags));
+  r.u64();  // total size, checked above
+  Checkpoint cp;
+  cp.config.tau = r.f64();
+  cp.config.lambda_scale = r.f64();
+  cp.config.bandwidth_scale = r.f64();
+  cp.config.tol = r.f64();
+  cp.config.ridge = r.f64();
+  cp.config.max_iter = r.i32();
+  const std::uint32_t penalty = r.u32();
+  if (penalty != kPenaltyNone && penalty != kPenaltyL1) corrupt(fmt::format("unknown penalty code {}", penalty));
+  cp.config.penalty = penalty == kPenaltyL1 ? Penalty::l1 : Penalty::none;
+  cp.config.fit_intercept = read_bool(r, "config fit_intercept");
+  const std::uint32_t dtype = r.u32();
+  if (dtype != kDtypeF32 && dtype != kDtypeF64) corrupt(fmt::format("unknown dtype code {}", dtype));
+  cp.dtype = dtype == kDtypeF32 ? Dtype::f32 : Dtype::f64;
+  State& st = cp.state;
+  st.n_features = r.i64();
+  st.n_samples_seen = r.i64();
+  st.batch_count = r.i64();
+  st.previous_lambda = r.f64();
+  st.weight_sum = r.f64();
+  st.fit_intercept = read_bool(r, "state fit_intercept");
+  if (const std::uint32_t reserved = r.u32(); reserved != 0) corrupt("a reserved field is not 0");
+  const std::uint64_t q = r.u64();
+  const std::uint64_t info = r.u64();
+  // total == size bounds q by the real buffer length, so these products cannot overflow.
+  if (q > total / 8) corrupt(fmt::format("{} coefficients cannot fit in {} bytes", q, total));
+  if (info != q * q) corrupt(fmt::format("{} information values for {} coefficients", info, q));
+  if (total != size_for(q)) corrupt(fmt::format("{} bytes for {} coefficients (expected {})", total, q, size_for(q)));
+  st.coefficients.resize(q);
+  st.information.resize(q * q);
+  for (auto& v : st.coefficients) v = r.f64();
+  for (auto& v : st.information) v = r.f64();
+  validated_as_data([&] { check_consistent(cp); });
+  return cp;
+}
+
+std::vector<std::uint8_t> save_checkpoint(const Regressor& model) {
+  return encode_checkpoint(Checkpoint{model.config(), model.dtype(), model.state()});
+}
+
+namespace {
+
+[[noreturn]] void file_error(const char* action, const std::string& path, int err) {
+  throw Error(Errc::invalid_argument, fmt::format("checkpoint: cannot {} {}: {}", action, path, std::strerror(err)));
+}
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+using File = std::unique_ptr<std::FILE, FileCloser>;
+
+}  // namespace
+
+void save_checkpoint_file(const Regressor& model, const std::string& path) {
+  const std::vector<std::uint8_t> bytes = save_checkpoint(model);
+  const std::string partial = path + ".partial";
+  File f(std::fopen(partial.c_str(), "wb"));
+  if (!f) file_error("create", partial, errno);
+  bool written = std::fwrite(bytes.data(), 1, bytes.size(), f.get()) == bytes.size();
+  written = std::fclose(f.release()) == 0 && written;  // fclose flushes: its failure is a write failure too
+  if (!written) {
+    const int err = errno;
+    std::remove(partial.c_str());
+    file_error("write", partial, err);
+  }
+  if (std::rename(partial.c_str(), path.c_str()) != 0) {
+    const int rename_err = errno;
+    std::remove(partial.c_str());
+    file_error("rename the finished checkpoint to", path, rename_err);
+  }
+}
+
+Checkpoint read_checkpoint_file(const std::string& path) {
+  File f(std::fopen(path.c_str(), "rb"));
+  if (!f) file_error("open", path, errno);
+  std::vector<std::uint8_t> bytes;
+  std::array<std::uint8_t, 65536> chunk;
+  // Read the preamble, then at most one byte past the declared end: enough to detect trailing data, and a huge
+  // or endless file is never slurped.
+  std::uint64_t limit = kPreambleSize;
+  while (bytes.size() <= limit) {
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), limit + 1 - bytes.size()));
+    const std::size_t got = std::fread(chunk.data(), 1, want, f.get());
+    if (std::ferror(f.get())) file_error("read", path, errno);
+    const bool had_preamble = bytes.size() >= kPreambleSize;
+    bytes.insert(bytes.end(), chunk.data(), chunk.data() + got);
+    if (!had_preamble && bytes.size() >= kPreambleSize)
+      limit = std::max<std::uint64_t>(limit, Reader(bytes.data(), kTotalSizeOffset).u64());
+    if (got < want) break;  // end of file
+  }
+  return decode_checkpoint(bytes.data(), bytes.size());
+}
+
+namespace {
+
+void install(Regressor& model, const Checkpoint& cp) {
+  if (cp.dtype != model.dtype())
+    throw Error(Errc::invalid_argument, fmt::format("checkpoint: it holds a {} model, but this model is {}",
+                                                    dtype_name(cp.dtype), dtype_name(model.dtype())));
+  // Build the replacement completely; the caller's model changes only by the final, non-throwing move.
+  Regressor loaded(model.space(), model.dtype(), cp.config, model.device_id());
+  // A new Regressor already holds the empty state, and Engine::import_state mishandles an empty one (it reads
+  // fit_intercept coefficients from an empty vector), so only a fitted state is imported.
+  if (cp.state.n_features > 0) loaded.set_state(cp.state);
+  model = std::move(loaded);
+}
+
+}  // namespace
+
+void load_checkpoint(Regressor& model, const std::uint8_t* data, std::size_t size) {
+  install(model, decode_checkpoint(data, size));
+}
+
+void load_checkpoint_file(Regressor& model, const std::string& path) { install(model, read_checkpoint_file(path)); }
+
+}  // namespace rh
