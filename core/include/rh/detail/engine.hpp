@@ -112,6 +112,7 @@ class Engine final : public EngineBase {
     b.memory = memory;
     prepare_work(committed_.q, committed_.intercept);
     stage_batch(b, committed_.p, n);
+    check_batch_values(b, n);
     Kokkos::parallel_for("rh::predict", Kokkos::RangePolicy<Space>(space_, 0, n),
                          Predict<S, Design, Vector>{design_, committed_.beta, s_, q_});
     auto pred = Kokkos::subview(s_, Kokkos::make_pair(0LL, n));
@@ -167,7 +168,7 @@ class Engine final : public EngineBase {
 
   void import_state(const State& st) override {
     Committed c;
-    c.q = st.n_features + (st.fit_intercept ? 1 : 0);
+    c.q = st.n_features > 0 ? st.n_features + (st.fit_intercept ? 1 : 0) : 0;  // an empty state has no q
     c.p = st.n_features;
     c.intercept = st.fit_intercept;
     c.n_samples_seen = st.n_samples_seen;

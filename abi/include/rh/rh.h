@@ -1,0 +1,264 @@
+/*
+ * renewable-huber C ABI: streaming robust Huber regression behind a stable, plain-C interface.
+ *
+ * Compiles as C99 and as C++. Every type in a signature or struct has a fixed width (pointers aside). The full
+ * contract -- lifecycle, ownership, threading, statuses, versioning, checkpoint format -- is docs/abi.md.
+ *
+ *   rh_config cfg;
+ *   RH_STRUCT_INIT(&cfg);
+ *   rh_config_init(&cfg);                      (library defaults: float64, serial, tau 1.345, ...)
+ *   rh_model* model = NULL;
+ *   if (rh_model_create(RH_ABI_VERSION, &cfg, &model) != RH_SUCCESS) puts(rh_last_error());
+ *   rh_batch b;
+ *   RH_STRUCT_INIT(&b);
+ *   b.x = x; b.y = y; b.rows = n; b.cols = p; b.layout = RH_LAYOUT_ROW_MAJOR;
+ *   b.dtype = RH_DTYPE_F64; b.memory = RH_MEMORY_HOST;
+ *   rh_model_partial_fit(model, &b, NULL);     (any number of batches)
+ *   rh_model_destroy(model);
+ *
+ * Rules shared by every function:
+ *  - Every function returns an rh_status (or a plain value where noted) and never throws or aborts.
+ *  - A failing call changes nothing: not the model, not the caller's output arguments.
+ *  - After any call, rh_last_error() describes its failure on this thread ("" after a success); calls on a model
+ *    also leave the same text in rh_model_last_error(model).
+ *  - Enum fields are int32_t; 0 is never a valid enum value, so a zeroed field is rejected, not guessed.
+ *  - Any thread may call. Calls on one model must not overlap; calls on different models may (the library
+ *    serializes them on its own runtime thread). Not usable in a child process after fork().
+ */
+#ifndef RH_RH_H
+#define RH_RH_H
+
+#include <stdint.h>
+#include <string.h>
+
+/* ---- Versions ------------------------------------------------------------------------------------------------ */
+
+/* ABI version: the major changes only with an incompatible change (and the SONAME with it); the minor grows when
+ * functions, enum values or trailing struct fields are added. */
+#define RH_ABI_VERSION_MAJOR 1
+#define RH_ABI_VERSION_MINOR 0
+#define RH_MAKE_ABI_VERSION(major, minor) ((uint32_t)(((uint32_t)(major) << 16) | (uint32_t)(minor)))
+#define RH_ABI_VERSION RH_MAKE_ABI_VERSION(RH_ABI_VERSION_MAJOR, RH_ABI_VERSION_MINOR)
+#define RH_ABI_VERSION_MAJOR_OF(version) ((uint32_t)(version) >> 16)
+#define RH_ABI_VERSION_MINOR_OF(version) (((uint32_t)(version)) & 0xFFFFu)
+
+/* Version of the library release these headers come from (the C++ API's rh/version.hpp agrees). */
+#define RH_VERSION_MAJOR 0
+#define RH_VERSION_MINOR 1
+#define RH_VERSION_PATCH 0
+
+/* ---- Export and language glue -------------------------------------------------------------------------------- */
+
+#if defined(_WIN32)
+#if defined(RH_C_BUILDING)
+#define RH_API __declspec(dllexport)
+#else
+#define RH_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__)
+#define RH_API __attribute__((visibility("default")))
+#else
+#define RH_API
+#endif
+
+#ifdef __cplusplus
+#define RH_NOEXCEPT noexcept
+extern "C" {
+#else
+#define RH_NOEXCEPT
+#endif
+
+/* ---- Status codes -------------------------------------------------------------------------------------------- */
+
+typedef int32_t rh_status;
+enum {
+  RH_SUCCESS = 0,
+  RH_INVALID_ARGUMENT = 1,   /* null pointer, bad size or shape, NaN/Inf data, unknown enum, bad config value,
+                                dead or never-created handle, wrong column count, negative weight, dtype mismatch */
+  RH_INVALID_STATE = 2,      /* the model must be fitted first, or a state to import is inconsistent */
+  RH_UNAVAILABLE = 3,        /* execution space not compiled into this build, or the device is not present */
+  RH_ALLOCATION_FAILED = 4,  /* memory could not be obtained */
+  RH_NUMERICAL_ERROR = 5,    /* the solver produced a non-finite state; nothing was committed */
+  RH_DEVICE_ERROR = 6,       /* an execution-space runtime call failed */
+  RH_CORRUPT_DATA = 7,       /* a checkpoint failed its structure, consistency or checksum test, or is truncated */
+  RH_VERSION_MISMATCH = 8,   /* other ABI major, struct smaller than this ABI's, unknown struct fields set, or a
+                                checkpoint format version this library cannot read */
+  RH_INTERNAL_ERROR = 9      /* a bug in the library: please report it with rh_last_error() */
+};
+
+/* ---- Enumerations (values of int32_t fields) ----------------------------------------------------------------- */
+
+enum { RH_DTYPE_F32 = 1, RH_DTYPE_F64 = 2 };
+enum { RH_SPACE_SERIAL = 1, RH_SPACE_OPENMP = 2, RH_SPACE_CUDA = 3 };
+enum { RH_PENALTY_NONE = 1, RH_PENALTY_L1 = 2 };
+/* Row-major: element (i, j) of X is x[i*ld + j]; column-major: x[j*ld + i]. */
+enum { RH_LAYOUT_ROW_MAJOR = 1, RH_LAYOUT_COL_MAJOR = 2 };
+/* Where the caller's arrays live. Device pointers are accepted only by the CUDA space, which verifies them. */
+enum { RH_MEMORY_HOST = 1, RH_MEMORY_DEVICE = 2 };
+
+/* ---- Versioned structs ----------------------------------------------------------------------------------------
+ * Each struct starts with the ABI version the caller compiled against and sizeof the struct as the caller knows it.
+ * The library rejects (RH_VERSION_MISMATCH) another ABI major or a size below this ABI's sizeof. A larger size (a
+ * newer caller) is accepted when every byte beyond the fields this library knows is zero in structs the library
+ * reads; in structs it only writes, those bytes are left untouched. RH_STRUCT_INIT zeroes a struct and fills the
+ * header, so it is the one way to start any of them. */
+#define RH_STRUCT_INIT(ptr)                                                                           \
+  (memset((ptr), 0, sizeof(*(ptr))), (ptr)->abi_version = RH_ABI_VERSION,                              \
+   (ptr)->struct_size = (uint32_t)sizeof(*(ptr)))
+
+/* Estimator and placement settings of a model. Fill with rh_config_init, then change what you need. */
+typedef struct rh_config {
+  uint32_t abi_version;
+  uint32_t struct_size;
+  double tau;              /* Huber threshold, finite and > 0 */
+  double lambda_scale;     /* L1 level scale, finite and >= 0 */
+  double bandwidth_scale;  /* smoothing bandwidth scale, finite and > 0 */
+  double tol;              /* convergence tolerance, finite and > 0 */
+  double ridge;            /* added to the scaled Newton Hessian, finite and >= 0 */
+  int32_t penalty;         /* RH_PENALTY_* */
+  int32_t fit_intercept;   /* 0 or 1; the intercept is the last coefficient */
+  int32_t max_iter;        /* >= 1 */
+  int32_t dtype;           /* RH_DTYPE_*: of the model, and of every array passed to it */
+  int32_t space;           /* RH_SPACE_* */
+  int32_t device_id;       /* >= 0; the CUDA device (host spaces ignore it). Also used at runtime start-up. */
+  int32_t host_threads;    /* >= 0; OpenMP threads, 0 = OMP_NUM_THREADS. Used only at runtime start-up. */
+  int32_t reserved0;       /* must be 0 */
+} rh_config;
+
+/* A batch of caller-owned arrays, only read during the call. X is rows x cols; y and weights have `rows` values.
+ * All arrays have `dtype` (which must be the model's) and live in `memory`. */
+typedef struct rh_batch {
+  uint32_t abi_version;
+  uint32_t struct_size;
+  const void* x;
+  const void* y;        /* fit, partial_fit, score: required; predict: ignored */
+  const void* weights;  /* NULL: every weight is 1; else finite, >= 0, not all zero. predict: ignored */
+  int64_t rows;         /* >= 1 */
+  int64_t cols;         /* >= 1; after the first batch it must equal the model's feature count */
+  int64_t ld;           /* leading dimension in elements; 0 = tight (cols if row-major, rows if column-major) */
+  int32_t layout;       /* RH_LAYOUT_* */
+  int32_t dtype;        /* RH_DTYPE_* */
+  int32_t memory;       /* RH_MEMORY_* */
+  int32_t reserved0;    /* must be 0 */
+} rh_batch;
+
+/* Diagnostics of the last batch. Non-convergence is reported here, never as an error. */
+typedef struct rh_diagnostics {
+  uint32_t abi_version;
+  uint32_t struct_size;
+  int32_t iterations;
+  int32_t converged;                  /* 0 or 1 */
+  int32_t used_regularized_fallback;  /* 1: a minimum-norm solve replaced LU at least once */
+  int32_t reserved0;                  /* written as 0 */
+  double objective;
+  double lambda_value;
+  double bandwidth;
+} rh_diagnostics;
+
+/* The renewable state, in float64 whatever the model dtype (float32 values convert exactly). q = n_features +
+ * fit_intercept coefficients (0 when nothing is fitted); information is the q x q matrix J, row-major.
+ * rh_model_get_state: set both pointers to NULL to learn the lengths, or to buffers whose capacities (in
+ *   elements) are in the *_length fields; on success the lengths are set to q and q*q.
+ * rh_model_set_state: the *_length fields are the number of values given and must be q and q*q. */
+typedef struct rh_state {
+  uint32_t abi_version;
+  uint32_t struct_size;
+  double* coefficients;
+  double* information;
+  int64_t coefficients_length;
+  int64_t information_length;
+  int64_t n_features;      /* p, without the intercept; 0 = nothing fitted */
+  int64_t n_samples_seen;  /* rows seen */
+  int64_t batch_count;
+  double previous_lambda;  /* lambda of the last batch (0 without the L1 penalty) */
+  double weight_sum;       /* cumulative sample weight */
+  int32_t fit_intercept;   /* 0 or 1 */
+  int32_t reserved0;       /* must be 0 */
+} rh_state;
+
+/* One compiled execution space. */
+typedef struct rh_space_info {
+  uint32_t abi_version;
+  uint32_t struct_size;
+  int32_t space;         /* RH_SPACE_* */
+  int32_t device_count;  /* 1 for host spaces; for CUDA the visible devices (0 = compiled but none present) */
+  int32_t concurrency;   /* host threads, or resident device threads */
+  int32_t reserved0;     /* written as 0 */
+  char name[16];         /* "serial", "openmp", "cuda"; NUL-terminated */
+} rh_space_info;
+
+/* Opaque model handle. Its value is a token, never reused in the life of the process; the library checks every
+ * handle against its registry of live models, so a destroyed or invented handle is an error, never a crash. */
+typedef struct rh_model rh_model;
+
+/* ---- Library ------------------------------------------------------------------------------------------------- */
+
+RH_API uint32_t rh_abi_version(void) RH_NOEXCEPT;      /* RH_ABI_VERSION the library was built with */
+RH_API const char* rh_library_version(void) RH_NOEXCEPT; /* "MAJOR.MINOR.PATCH"; static storage */
+RH_API const char* rh_status_string(rh_status status) RH_NOEXCEPT; /* static; "unknown status" for other values */
+/* Message of this thread's most recent failed call, "" when its most recent call succeeded. Valid until this
+ * thread's next call into the library. */
+RH_API const char* rh_last_error(void) RH_NOEXCEPT;
+
+/* Starts the runtime with `host_threads` OpenMP threads (0 = OMP_NUM_THREADS) on CUDA device `device_id` (-1 =
+ * the default device). Optional: the first model creation or space query starts it with that model's settings or
+ * the defaults. Once started, the runtime keeps its settings; later calls succeed without changing anything. */
+RH_API rh_status rh_init(uint32_t abi_version, int32_t host_threads, int32_t device_id) RH_NOEXCEPT;
+
+/* The compiled execution spaces, in the order serial, openmp, cuda. Starts the runtime if needed. */
+RH_API rh_status rh_space_count(int32_t* count) RH_NOEXCEPT;
+RH_API rh_status rh_space_get(int32_t index, rh_space_info* info) RH_NOEXCEPT;
+
+/* Fills every field after the header with the library defaults (float64, the first compiled space, device 0,
+ * default threads, and the estimator defaults of docs/abi.md). */
+RH_API rh_status rh_config_init(rh_config* config) RH_NOEXCEPT;
+
+/* ---- Model lifecycle ----------------------------------------------------------------------------------------- */
+
+/* abi_version: pass RH_ABI_VERSION (the version gate). On success *model is a new handle owned by the caller. */
+RH_API rh_status rh_model_create(uint32_t abi_version, const rh_config* config, rh_model** model) RH_NOEXCEPT;
+/* NULL is accepted and does nothing. A dead or unknown handle gives RH_INVALID_ARGUMENT. */
+RH_API rh_status rh_model_destroy(rh_model* model) RH_NOEXCEPT;
+/* Message of the most recent failed call on this model, "" after a success. Valid until the next call on it.
+ * Never NULL: a dead or unknown handle gives a static message saying so. */
+RH_API const char* rh_model_last_error(const rh_model* model) RH_NOEXCEPT;
+/* The model's configuration (after rh_model_load_checkpoint*, the checkpoint's estimator settings). */
+RH_API rh_status rh_model_get_config(const rh_model* model, rh_config* config) RH_NOEXCEPT;
+
+/* ---- Fitting and inference ----------------------------------------------------------------------------------- */
+
+/* One renewable update with the batch. diagnostics may be NULL. */
+RH_API rh_status rh_model_partial_fit(rh_model* model, const rh_batch* batch, rh_diagnostics* diagnostics) RH_NOEXCEPT;
+/* Forgets the stream, then fits this one batch. */
+RH_API rh_status rh_model_fit(rh_model* model, const rh_batch* batch, rh_diagnostics* diagnostics) RH_NOEXCEPT;
+/* out[i] = prediction for row i of batch->x; out has batch->dtype, lives in batch->memory and holds out_length
+ * >= batch->rows values. batch->y and batch->weights are ignored. */
+RH_API rh_status rh_model_predict(rh_model* model, const rh_batch* batch, void* out, int64_t out_length) RH_NOEXCEPT;
+/* Coefficient of determination R^2 on the batch (weighted when it has weights). */
+RH_API rh_status rh_model_score(rh_model* model, const rh_batch* batch, double* r2) RH_NOEXCEPT;
+/* Diagnostics of the last batch. RH_INVALID_STATE before any batch and after a state import or checkpoint load. */
+RH_API rh_status rh_model_diagnostics(const rh_model* model, rh_diagnostics* diagnostics) RH_NOEXCEPT;
+/* Forgets the stream; the configuration stays. */
+RH_API rh_status rh_model_reset(rh_model* model) RH_NOEXCEPT;
+
+/* ---- State and checkpoints ----------------------------------------------------------------------------------- */
+
+RH_API rh_status rh_model_get_state(const rh_model* model, rh_state* state) RH_NOEXCEPT;
+RH_API rh_status rh_model_set_state(rh_model* model, const rh_state* state) RH_NOEXCEPT;
+
+/* Serializes the configuration and state (format: docs/abi.md). buffer NULL: *size = bytes needed. Otherwise
+ * capacity must be at least that; on success *size = bytes written. */
+RH_API rh_status rh_model_save_checkpoint(const rh_model* model, void* buffer, int64_t capacity,
+                                          int64_t* size) RH_NOEXCEPT;
+/* Writes the file through a temporary sibling and a rename, so the target is never left half-written. */
+RH_API rh_status rh_model_save_checkpoint_file(const rh_model* model, const char* path) RH_NOEXCEPT;
+/* Replaces the configuration and state with the checkpoint's. The checkpoint's dtype must be the model's; the
+ * space, device and threads stay. Diagnostics are not stored, so rh_model_diagnostics fails until the next batch. */
+RH_API rh_status rh_model_load_checkpoint(rh_model* model, const void* data, int64_t size) RH_NOEXCEPT;
+RH_API rh_status rh_model_load_checkpoint_file(rh_model* model, const char* path) RH_NOEXCEPT;
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* RH_RH_H */

@@ -1,0 +1,227 @@
+// The C entry points: each one validates its arguments into C++ values, then calls rh::Regressor (which is
+// transactional) or the checkpoint layer. Nothing is written to the caller's outputs before everything succeeded.
+#include <cstring>
+#include <fmt/format.h>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "rh/checkpoint.hpp"
+#include "rh/regressor.hpp"
+#include "rh/rh.h"
+#include "structs.hpp"
+#include "support.hpp"
+
+using rh::Errc;
+using rh::Error;
+using namespace rh::abi;
+
+namespace {
+
+[[noreturn]] void bad_argument(const std::string& message) { throw Error(Errc::invalid_argument, message); }
+
+template <class T>
+void require(const T* p, const char* what) {
+  if (!p) bad_argument(fmt::format("{} is a NULL pointer", what));
+}
+
+const rh::SpaceInfo& space_at(const std::vector<rh::SpaceInfo>& spaces, std::int32_t index) {
+  if (index < 0 || static_cast<std::size_t>(index) >= spaces.size())
+    bad_argument(fmt::format("space index {} is out of range (this build has {} spaces)", index, spaces.size()));
+  return spaces[static_cast<std::size_t>(index)];
+}
+
+rh_status update(rh_model* handle, const rh_batch* batch, rh_diagnostics* diagnostics, bool from_empty,
+                 const char* function) {
+  return with_model(handle, function, [&](Model& m) {
+    const rh::Batch b = batch_from(batch);
+    if (diagnostics) check_header(diagnostics, "diagnostics", Access::write);
+    const rh::Diagnostics& d = from_empty ? m.regressor.fit(b) : m.regressor.partial_fit(b);
+    if (diagnostics) write_diagnostics(d, diagnostics);
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+uint32_t rh_abi_version(void) noexcept { return RH_ABI_VERSION; }
+
+const char* rh_library_version(void) noexcept { return rh::library_version(); }
+
+const char* rh_status_string(rh_status status) noexcept {
+  if (status == RH_SUCCESS) return "success";
+  if (status < RH_INVALID_ARGUMENT || status > RH_INTERNAL_ERROR) return "unknown status";
+  return rh::errc_name(static_cast<Errc>(status));
+}
+
+rh_status rh_init(uint32_t abi_version, int32_t host_threads, int32_t device_id) noexcept {
+  return run("rh_init", [&] {
+    check_abi_version(abi_version, "the caller");
+    if (host_threads < 0) bad_argument(fmt::format("host_threads must be >= 0 (got {})", host_threads));
+    if (device_id < -1) bad_argument(fmt::format("device_id must be >= -1 (got {})", device_id));
+    on_runtime_thread([&] { rh::initialize_runtime(rh::RuntimeOptions{host_threads, device_id}); });
+  });
+}
+
+rh_status rh_space_count(int32_t* count) noexcept {
+  return run("rh_space_count", [&] {
+    require(count, "count");
+    on_runtime_thread([&] { *count = static_cast<int32_t>(rh::compiled_spaces().size()); });
+  });
+}
+
+rh_status rh_space_get(int32_t index, rh_space_info* info) noexcept {
+  return run("rh_space_get", [&] {
+    check_header(info, "info", Access::write);
+    on_runtime_thread([&] { write_space_info(space_at(rh::compiled_spaces(), index), info); });
+  });
+}
+
+rh_status rh_config_init(rh_config* config) noexcept {
+  return run("rh_config_init", [&] {
+    check_header(config, "config", Access::write);
+    write_config(default_settings(), config);
+  });
+}
+
+rh_status rh_model_create(uint32_t abi_version, const rh_config* config, rh_model** model) noexcept {
+  return run("rh_model_create", [&] {
+    check_abi_version(abi_version, "the caller");
+    require(model, "model");
+    const ModelSettings s = settings_from(config);
+    // Registered on the runtime thread too, so that a failed registration also tears the model down there.
+    on_runtime_thread([&] {
+      rh::initialize_runtime(rh::RuntimeOptions{s.host_threads, s.device_id});
+      auto created = std::make_unique<Model>(rh::Regressor(s.space, s.dtype, s.config, s.device_id), s.host_threads);
+      *model = registry().add(std::move(created));
+    });
+  });
+}
+
+rh_status rh_model_destroy(rh_model* model) noexcept {
+  return run("rh_model_destroy", [&] {
+    if (!model) return;  // like free(NULL)
+    std::unique_ptr<Model> dying = registry().take(model);
+    on_runtime_thread([&] { dying.reset(); });
+  });
+}
+
+const char* rh_model_last_error(const rh_model* model) noexcept {
+  if (!model) return "rh_model_last_error: the model handle is NULL";
+  const Model* m = registry().find(model);
+  return m ? m->last_error : "rh_model_last_error: not a live model handle (destroyed, or never created)";
+}
+
+rh_status rh_model_get_config(const rh_model* model, rh_config* config) noexcept {
+  return with_model(model, "rh_model_get_config", [&](Model& m) {
+    check_header(config, "config", Access::write);
+    ModelSettings s;
+    s.config = m.regressor.config();
+    s.space = m.regressor.space();
+    s.dtype = m.regressor.dtype();
+    s.device_id = m.regressor.device_id();
+    s.host_threads = m.host_threads;
+    write_config(s, config);
+  });
+}
+
+rh_status rh_model_partial_fit(rh_model* model, const rh_batch* batch, rh_diagnostics* diagnostics) noexcept {
+  return update(model, batch, diagnostics, false, "rh_model_partial_fit");
+}
+
+rh_status rh_model_fit(rh_model* model, const rh_batch* batch, rh_diagnostics* diagnostics) noexcept {
+  return update(model, batch, diagnostics, true, "rh_model_fit");
+}
+
+rh_status rh_model_predict(rh_model* model, const rh_batch* batch, void* out, int64_t out_length) noexcept {
+  return with_model(model, "rh_model_predict", [&](Model& m) {
+    const rh::Batch b = batch_from(batch);
+    require(out, "out");
+    if (out_length < 0) bad_argument(fmt::format("out_length must be >= 0 (got {})", out_length));
+    if (b.x.rows > 0 && out_length < b.x.rows)
+      bad_argument(fmt::format("out holds {} values, but X has {} rows", out_length, b.x.rows));
+    m.regressor.predict(b.x, out, b.dtype, b.memory);
+  });
+}
+
+rh_status rh_model_score(rh_model* model, const rh_batch* batch, double* r2) noexcept {
+  return with_model(model, "rh_model_score", [&](Model& m) {
+    const rh::Batch b = batch_from(batch);
+    require(r2, "r2");
+    *r2 = m.regressor.score(b);
+  });
+}
+
+rh_status rh_model_diagnostics(const rh_model* model, rh_diagnostics* diagnostics) noexcept {
+  return with_model(model, "rh_model_diagnostics", [&](Model& m) {
+    check_header(diagnostics, "diagnostics", Access::write);
+    write_diagnostics(m.regressor.diagnostics(), diagnostics);
+  });
+}
+
+rh_status rh_model_reset(rh_model* model) noexcept {
+  return with_model(model, "rh_model_reset", [&](Model& m) { m.regressor.reset(); });
+}
+
+rh_status rh_model_get_state(const rh_model* model, rh_state* state) noexcept {
+  return with_model(model, "rh_model_get_state", [&](Model& m) {
+    check_header(state, "state", Access::read);  // read: it carries the caller's buffers and capacities
+    write_state(m.regressor.state(), state);
+  });
+}
+
+rh_status rh_model_set_state(rh_model* model, const rh_state* state) noexcept {
+  return with_model(model, "rh_model_set_state", [&](Model& m) {
+    const rh::State st = state_from(state);
+    // Engine::import_state mishandles an empty state (it reads fit_intercept coefficients from an empty vector);
+    // importing one means resetting, which is what a valid empty state describes.
+    if (st.n_features == 0) {
+      rh::validate_state(st);
+      m.regressor.reset();
+    } else {
+      m.regressor.set_state(st);
+    }
+  });
+}
+
+rh_status rh_model_save_checkpoint(const rh_model* model, void* buffer, int64_t capacity, int64_t* size) noexcept {
+  return with_model(model, "rh_model_save_checkpoint", [&](Model& m) {
+    require(size, "size");
+    if (capacity < 0) bad_argument(fmt::format("capacity must be >= 0 (got {})", capacity));
+    const std::vector<std::uint8_t> bytes = rh::save_checkpoint(m.regressor);
+    const auto needed = static_cast<int64_t>(bytes.size());
+    if (buffer) {
+      if (capacity < needed)
+        bad_argument(fmt::format("the buffer holds {} bytes, but the checkpoint needs {}", capacity, needed));
+      std::memcpy(buffer, bytes.data(), bytes.size());
+    }
+    *size = needed;
+  });
+}
+
+rh_status rh_model_save_checkpoint_file(const rh_model* model, const char* path) noexcept {
+  return with_model(model, "rh_model_save_checkpoint_file", [&](Model& m) {
+    require(path, "path");
+    rh::save_checkpoint_file(m.regressor, path);
+  });
+}
+
+rh_status rh_model_load_checkpoint(rh_model* model, const void* data, int64_t size) noexcept {
+  return with_model(model, "rh_model_load_checkpoint", [&](Model& m) {
+    if (size < 0) bad_argument(fmt::format("size must be >= 0 (got {})", size));
+    if (size > 0) require(data, "data");
+    if (static_cast<std::uint64_t>(size) > std::numeric_limits<std::size_t>::max())
+      bad_argument(fmt::format("size {} does not fit in this platform's address space", size));
+    rh::load_checkpoint(m.regressor, static_cast<const std::uint8_t*>(data), static_cast<std::size_t>(size));
+  });
+}
+
+rh_status rh_model_load_checkpoint_file(rh_model* model, const char* path) noexcept {
+  return with_model(model, "rh_model_load_checkpoint_file", [&](Model& m) {
+    require(path, "path");
+    rh::load_checkpoint_file(m.regressor, path);
+  });
+}
+
+}  // extern "C"

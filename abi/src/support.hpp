@@ -1,0 +1,89 @@
+// What every C entry point shares: exception capture into an rh_status, the last-error messages, and the
+// registry of live model handles.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "rh/regressor.hpp"
+#include "rh/rh.h"
+
+namespace rh::abi {
+
+constexpr std::size_t kMessageCapacity = 1024;
+
+// One live model behind a handle.
+struct Model {
+  Model(Regressor r, int threads) : regressor(std::move(r)), host_threads(threads) {}
+  Regressor regressor;
+  int host_threads;  // as requested at creation (applies only if that creation started the runtime)
+  char last_error[kMessageCapacity] = "";
+};
+
+// Runs `task` on the library's runtime thread, waits for it, and rethrows here whatever it threw. Every call that
+// touches the Kokkos runtime or a Regressor goes through it, because Kokkos 3.4 works only on the thread that
+// initialized it (the OpenMP instance is thread-local) and its default instances are not reentrant (Serial keeps
+// one global team scratch buffer). Callers on any thread are thus served, one call at a time.
+void on_runtime_thread(const std::function<void()>& task);
+
+// Live handles. A handle is a token that is never reused, so a destroyed handle stays invalid for good, even when
+// a new model is created afterwards.
+class Registry {
+ public:
+  rh_model* add(std::unique_ptr<Model> model);
+  // The live model of `handle`; throws Errc::invalid_argument for NULL or a handle that is not live.
+  Model& get(const rh_model* handle) const;
+  Model* find(const rh_model* handle) const noexcept;  // nullptr when not live
+  std::unique_ptr<Model> take(const rh_model* handle);  // removes it; throws like get()
+
+ private:
+  mutable std::mutex mutex_;
+  std::unordered_map<std::uintptr_t, std::unique_ptr<Model>> live_;
+  std::uintptr_t next_token_ = 1;  // 0 would be NULL
+};
+Registry& registry();  // process-wide, never destroyed (models left alive at exit are not torn down)
+
+void clear_thread_error() noexcept;
+rh_status fail(const char* function, rh_status status, const char* message) noexcept;
+void copy_message(char (&to)[kMessageCapacity], const char* from) noexcept;
+
+inline rh_status status_of(Errc code) noexcept { return static_cast<rh_status>(code); }  // 1:1, asserted in support.cpp
+
+// Runs body(), turning every exception into its status and this thread's message. Clears the message first.
+template <class F>
+rh_status run(const char* function, F&& body) noexcept {
+  clear_thread_error();
+  try {
+    body();
+    return RH_SUCCESS;
+  } catch (const Error& e) {
+    return fail(function, status_of(e.code()), e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(function, RH_ALLOCATION_FAILED, "out of memory");
+  } catch (const std::length_error& e) {
+    return fail(function, RH_ALLOCATION_FAILED, e.what());
+  } catch (const std::exception& e) {
+    return fail(function, RH_INTERNAL_ERROR, e.what());
+  } catch (...) {
+    return fail(function, RH_INTERNAL_ERROR, "an exception of unknown type");
+  }
+}
+
+// run() with body(model) on the runtime thread, for the live model of `handle`; the outcome's message is also kept
+// on the model.
+template <class F>
+rh_status with_model(const rh_model* handle, const char* function, F&& body) noexcept {
+  Model* model = nullptr;
+  const rh_status status = run(function, [&] {
+    model = &registry().get(handle);
+    on_runtime_thread([&] { body(*model); });
+  });
+  if (model) copy_message(model->last_error, rh_last_error());
+  return status;
+}
+
+}  // namespace rh::abi

@@ -1,0 +1,175 @@
+// Helpers shared by the C++ tests of the C ABI: the space under test, synthetic data, batches, RAII handles and
+// bitwise snapshots of everything a model exposes.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "doctest/doctest.h"
+#include "rh/rh.h"
+
+namespace abi_test {
+
+// RH_TEST_SPACE selects the execution space (ctest sets it per entry); serial when unset.
+inline std::int32_t space_under_test() {
+  const char* s = std::getenv("RH_TEST_SPACE");
+  const std::string name = s ? s : "serial";
+  if (name == "openmp") return RH_SPACE_OPENMP;
+  if (name == "cuda") return RH_SPACE_CUDA;
+  return RH_SPACE_SERIAL;
+}
+
+inline rh_config make_config(std::int32_t dtype = RH_DTYPE_F64, std::int32_t penalty = RH_PENALTY_NONE) {
+  rh_config c;
+  RH_STRUCT_INIT(&c);
+  REQUIRE(rh_config_init(&c) == RH_SUCCESS);
+  c.dtype = dtype;
+  c.penalty = penalty;
+  c.space = space_under_test();
+  if (penalty == RH_PENALTY_L1) c.lambda_scale = 0.5;
+  return c;
+}
+
+// Owns a model handle; destroys it at scope exit.
+class Model {
+ public:
+  explicit Model(const rh_config& c) { REQUIRE(rh_model_create(RH_ABI_VERSION, &c, &h_) == RH_SUCCESS); }
+  explicit Model(std::int32_t dtype = RH_DTYPE_F64, std::int32_t penalty = RH_PENALTY_NONE)
+      : Model(make_config(dtype, penalty)) {}
+  ~Model() { rh_model_destroy(h_); }
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+  rh_model* get() const { return h_; }
+  operator rh_model*() const { return h_; }
+
+ private:
+  rh_model* h_ = nullptr;
+};
+
+// Deterministic synthetic data: y = Xβ + 0.3 + noise, with a few gross outliers. splitmix64 keeps it portable.
+struct Data {
+  std::int64_t rows = 0, cols = 0;
+  std::vector<double> x, y, w;  // x row-major
+};
+
+inline Data make_data(std::int64_t rows, std::int64_t cols, std::uint64_t seed, bool weighted = false) {
+  auto next = [&seed]() {
+    seed += 0x9E3779B97F4A7C15ull;
+    std::uint64_t z = seed;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return static_cast<double>((z ^ (z >> 31)) >> 11) * 0x1.0p-53 - 0.5;  // uniform in [-0.5, 0.5)
+  };
+  Data d;
+  d.rows = rows;
+  d.cols = cols;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    double yi = 0.3;
+    for (std::int64_t j = 0; j < cols; ++j) {
+      const double v = 2.0 * next();
+      d.x.push_back(v);
+      yi += v * (j % 2 ? -0.75 : 1.25) / static_cast<double>(j + 1);
+    }
+    yi += 0.1 * next();
+    if (i % 11 == 5) yi += 8.0;  // outlier
+    d.y.push_back(yi);
+    if (weighted) d.w.push_back(static_cast<double>(i % 4) * 0.5);
+  }
+  return d;
+}
+
+// The data converted to a dtype, kept alive with the batch that points into it.
+struct Arrays {
+  std::vector<double> x64, y64, w64;
+  std::vector<float> x32, y32, w32;
+};
+
+inline rh_batch make_batch(const Data& d, std::int32_t dtype, Arrays& a) {
+  rh_batch b;
+  RH_STRUCT_INIT(&b);
+  if (dtype == RH_DTYPE_F32) {
+    a.x32.assign(d.x.begin(), d.x.end());
+    a.y32.assign(d.y.begin(), d.y.end());
+    a.w32.assign(d.w.begin(), d.w.end());
+    b.x = a.x32.data();
+    b.y = a.y32.data();
+    b.weights = d.w.empty() ? nullptr : a.w32.data();
+  } else {
+    a.x64 = d.x;
+    a.y64 = d.y;
+    a.w64 = d.w;
+    b.x = a.x64.data();
+    b.y = a.y64.data();
+    b.weights = d.w.empty() ? nullptr : a.w64.data();
+  }
+  b.rows = d.rows;
+  b.cols = d.cols;
+  b.layout = RH_LAYOUT_ROW_MAJOR;
+  b.dtype = dtype;
+  b.memory = RH_MEMORY_HOST;
+  return b;
+}
+
+inline void partial_fit(rh_model* m, const Data& d, std::int32_t dtype) {
+  Arrays a;
+  const rh_batch b = make_batch(d, dtype, a);
+  REQUIRE_MESSAGE(rh_model_partial_fit(m, &b, nullptr) == RH_SUCCESS, rh_last_error());
+}
+
+// Everything observable about a model, compared bit for bit.
+struct Snapshot {
+  std::vector<double> coefficients, information;
+  rh_state scalars{};  // pointers cleared
+  rh_status diagnostics_status = RH_SUCCESS;
+  rh_diagnostics diagnostics{};
+  rh_config config{};
+  std::vector<std::uint8_t> checkpoint;
+
+  bool operator==(const Snapshot& o) const {
+    auto same = [](const void* a, const void* b, std::size_t n) { return std::memcmp(a, b, n) == 0; };
+    return coefficients.size() == o.coefficients.size() && information.size() == o.information.size() &&
+           same(coefficients.data(), o.coefficients.data(), coefficients.size() * sizeof(double)) &&
+           same(information.data(), o.information.data(), information.size() * sizeof(double)) &&
+           same(&scalars, &o.scalars, sizeof scalars) && diagnostics_status == o.diagnostics_status &&
+           same(&diagnostics, &o.diagnostics, sizeof diagnostics) && same(&config, &o.config, sizeof config) &&
+           checkpoint == o.checkpoint;
+  }
+  bool operator!=(const Snapshot& o) const { return !(*this == o); }
+};
+
+inline Snapshot snapshot(const rh_model* m) {
+  Snapshot s;
+  RH_STRUCT_INIT(&s.scalars);
+  REQUIRE(rh_model_get_state(m, &s.scalars) == RH_SUCCESS);
+  s.coefficients.resize(static_cast<std::size_t>(s.scalars.coefficients_length));
+  s.information.resize(static_cast<std::size_t>(s.scalars.information_length));
+  s.scalars.coefficients = s.coefficients.data();
+  s.scalars.information = s.information.data();
+  REQUIRE(rh_model_get_state(m, &s.scalars) == RH_SUCCESS);
+  s.scalars.coefficients = nullptr;
+  s.scalars.information = nullptr;
+  RH_STRUCT_INIT(&s.diagnostics);
+  s.diagnostics_status = rh_model_diagnostics(m, &s.diagnostics);
+  RH_STRUCT_INIT(&s.config);
+  REQUIRE(rh_model_get_config(m, &s.config) == RH_SUCCESS);
+  std::int64_t size = 0;
+  REQUIRE(rh_model_save_checkpoint(m, nullptr, 0, &size) == RH_SUCCESS);
+  s.checkpoint.resize(static_cast<std::size_t>(size));
+  REQUIRE(rh_model_save_checkpoint(m, s.checkpoint.data(), size, &size) == RH_SUCCESS);
+  return s;
+}
+
+inline std::vector<std::uint8_t> checkpoint_of(const rh_model* m) {
+  std::int64_t size = 0;
+  REQUIRE(rh_model_save_checkpoint(m, nullptr, 0, &size) == RH_SUCCESS);
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
+  REQUIRE(rh_model_save_checkpoint(m, bytes.data(), size, &size) == RH_SUCCESS);
+  return bytes;
+}
+
+inline std::string status_name(rh_status s) { return std::to_string(s) + " (" + rh_status_string(s) + ")"; }
+
+}  // namespace abi_test

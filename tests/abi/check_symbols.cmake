@@ -1,0 +1,27 @@
+# ctest -P script: the dynamic symbols a shared library defines must be exactly the names listed in SYMBOLS.
+#   cmake -DNM=<nm> -DLIBRARY=<.so> -DSYMBOLS=<symbols.txt> -P check_symbols.cmake
+execute_process(COMMAND ${NM} -D --defined-only ${LIBRARY} OUTPUT_VARIABLE nm_out RESULT_VARIABLE nm_rc)
+if(NOT nm_rc EQUAL 0)
+  message(FATAL_ERROR "${NM} -D --defined-only ${LIBRARY} failed (${nm_rc})")
+endif()
+string(REPLACE "\n" ";" nm_lines "${nm_out}")
+set(exported "")
+foreach(line ${nm_lines})
+  # "<address> <type> <name>[@version]"; the name is the last field.
+  if(line MATCHES "^[0-9a-fA-F]* *[A-Za-z] ([^ @]+)")
+    list(APPEND exported ${CMAKE_MATCH_1})
+  endif()
+endforeach()
+file(STRINGS ${SYMBOLS} listed REGEX "^[A-Za-z_][A-Za-z0-9_]*$")
+list(SORT exported)
+list(SORT listed)
+set(added ${exported})
+list(REMOVE_ITEM added ${listed})
+set(removed ${listed})
+list(REMOVE_ITEM removed ${exported})
+list(LENGTH exported count)
+if(added OR removed)
+  message(FATAL_ERROR "exported symbols differ from ${SYMBOLS}\n  exported but not listed: ${added}\n"
+                      "  listed but not exported: ${removed}")
+endif()
+message(STATUS "${count} exported symbols, exactly those of ${SYMBOLS}")

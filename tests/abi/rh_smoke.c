@@ -1,0 +1,209 @@
+/* rh_smoke: a quick end-to-end check of the C ABI, in C. Runs named cases and prints "rh_smoke passed" only when
+ * every one of them passed; any failure prints the case, the check and the library's message, and exits 1.
+ *
+ * usage: rh_smoke [SPACE]      (serial | openmp | cuda; default: the library's default space) */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rh/rh.h"
+
+#define ROWS 64
+#define COLS 3
+
+static const char* current_case = "";
+static int32_t space = 0;
+
+#define EXPECT(cond)                                                                                         \
+  do {                                                                                                       \
+    if (!(cond)) {                                                                                           \
+      fprintf(stderr, "rh_smoke: case '%s' failed: %s (line %d); last error: %s\n", current_case, #cond,     \
+              __LINE__, rh_last_error());                                                                    \
+      exit(1);                                                                                               \
+    }                                                                                                        \
+  } while (0)
+
+static double x[ROWS * COLS], y[ROWS];
+
+static void make_data(void) {
+  int i, j;
+  unsigned seed = 12345u;
+  for (i = 0; i < ROWS; ++i) {
+    y[i] = 0.5;
+    for (j = 0; j < COLS; ++j) {
+      seed = seed * 1103515245u + 12345u;
+      x[i * COLS + j] = (double)((seed >> 8) % 2001u) / 1000.0 - 1.0;
+      y[i] += (j + 1) * x[i * COLS + j];
+    }
+    if (i % 13 == 3) y[i] += 10.0; /* outliers */
+  }
+}
+
+static rh_config config(void) {
+  rh_config c;
+  RH_STRUCT_INIT(&c);
+  EXPECT(rh_config_init(&c) == RH_SUCCESS);
+  if (space) c.space = space;
+  return c;
+}
+
+static rh_batch batch(int64_t rows) {
+  rh_batch b;
+  RH_STRUCT_INIT(&b);
+  b.x = x;
+  b.y = y;
+  b.rows = rows;
+  b.cols = COLS;
+  b.layout = RH_LAYOUT_ROW_MAJOR;
+  b.dtype = RH_DTYPE_F64;
+  b.memory = RH_MEMORY_HOST;
+  return b;
+}
+
+static rh_model* create(void) {
+  rh_config c = config();
+  rh_model* m = NULL;
+  EXPECT(rh_model_create(RH_ABI_VERSION, &c, &m) == RH_SUCCESS);
+  EXPECT(m != NULL);
+  return m;
+}
+
+static void case_create_destroy(void) {
+  rh_model* m = create();
+  rh_config got;
+  RH_STRUCT_INIT(&got);
+  EXPECT(rh_model_get_config(m, &got) == RH_SUCCESS);
+  EXPECT(got.tau == 1.345 && got.dtype == RH_DTYPE_F64);
+  EXPECT(rh_model_destroy(m) == RH_SUCCESS);
+  EXPECT(rh_model_destroy(NULL) == RH_SUCCESS);
+}
+
+static void case_version_gate(void) {
+  rh_config c = config();
+  rh_model* m = NULL;
+  EXPECT(rh_abi_version() == RH_ABI_VERSION);
+  EXPECT(rh_model_create(RH_MAKE_ABI_VERSION(RH_ABI_VERSION_MAJOR + 1, 0), &c, &m) == RH_VERSION_MISMATCH);
+  EXPECT(m == NULL);
+  EXPECT(strstr(rh_last_error(), "ABI") != NULL);
+  c.struct_size = (uint32_t)sizeof(c) - 4;
+  EXPECT(rh_model_create(RH_ABI_VERSION, &c, &m) == RH_VERSION_MISMATCH);
+  EXPECT(m == NULL);
+}
+
+static void case_fit_predict(void) {
+  rh_model* m = create();
+  rh_batch b = batch(ROWS / 2);
+  rh_diagnostics d;
+  double pred[ROWS], r2 = 0;
+  int i;
+  RH_STRUCT_INIT(&d);
+  EXPECT(rh_model_partial_fit(m, &b, &d) == RH_SUCCESS);
+  b.x = x + (ROWS / 2) * COLS;
+  b.y = y + ROWS / 2;
+  EXPECT(rh_model_partial_fit(m, &b, &d) == RH_SUCCESS);
+  EXPECT(d.iterations >= 1 && d.converged == 1);
+  b = batch(ROWS);
+  EXPECT(rh_model_predict(m, &b, pred, ROWS) == RH_SUCCESS);
+  for (i = 0; i < ROWS; ++i)
+    if (i % 13 != 3) /* Huber: the 5 outliers of +10 move the fit ~0.11; least squares would move it ~0.78 */
+      EXPECT(fabs(pred[i] - y[i]) < 0.25);
+  EXPECT(rh_model_score(m, &b, &r2) == RH_SUCCESS);
+  EXPECT(r2 > 0.0 && r2 < 1.0);
+  EXPECT(rh_model_destroy(m) == RH_SUCCESS);
+}
+
+static void case_checkpoint_round_trip(void) {
+  rh_model *a = create(), *b = create();
+  rh_batch first = batch(ROWS / 2), second = batch(ROWS / 2);
+  unsigned char* bytes;
+  int64_t size = 0, written = 0;
+  double ca[COLS + 1], cb[COLS + 1], ia[(COLS + 1) * (COLS + 1)], ib[(COLS + 1) * (COLS + 1)];
+  rh_state sa, sb;
+  second.x = x + (ROWS / 2) * COLS;
+  second.y = y + ROWS / 2;
+  EXPECT(rh_model_partial_fit(a, &first, NULL) == RH_SUCCESS);
+  EXPECT(rh_model_save_checkpoint(a, NULL, 0, &size) == RH_SUCCESS);
+  bytes = (unsigned char*)malloc((size_t)size);
+  EXPECT(bytes != NULL);
+  EXPECT(rh_model_save_checkpoint(a, bytes, size, &written) == RH_SUCCESS && written == size);
+  EXPECT(rh_model_load_checkpoint(b, bytes, size) == RH_SUCCESS);
+  EXPECT(rh_model_partial_fit(a, &second, NULL) == RH_SUCCESS);
+  EXPECT(rh_model_partial_fit(b, &second, NULL) == RH_SUCCESS);
+  RH_STRUCT_INIT(&sa);
+  RH_STRUCT_INIT(&sb);
+  sa.coefficients = ca;
+  sa.information = ia;
+  sb.coefficients = cb;
+  sb.information = ib;
+  sa.coefficients_length = sb.coefficients_length = COLS + 1;
+  sa.information_length = sb.information_length = (COLS + 1) * (COLS + 1);
+  EXPECT(rh_model_get_state(a, &sa) == RH_SUCCESS && rh_model_get_state(b, &sb) == RH_SUCCESS);
+  EXPECT(memcmp(ca, cb, sizeof ca) == 0 && memcmp(ia, ib, sizeof ia) == 0);
+  EXPECT(sa.n_samples_seen == ROWS && sb.n_samples_seen == ROWS && sb.batch_count == 2);
+  bytes[size / 2] ^= 0x01;
+  EXPECT(rh_model_load_checkpoint(b, bytes, size) == RH_CORRUPT_DATA);
+  free(bytes);
+  EXPECT(rh_model_destroy(a) == RH_SUCCESS && rh_model_destroy(b) == RH_SUCCESS);
+}
+
+static void case_errors(void) {
+  rh_model* m = create();
+  rh_batch b = batch(ROWS);
+  double pred[ROWS];
+  rh_diagnostics d;
+  EXPECT(rh_model_predict(m, &b, pred, ROWS) == RH_INVALID_STATE);
+  EXPECT(strlen(rh_last_error()) > 0 && strcmp(rh_last_error(), rh_model_last_error(m)) == 0);
+  b.cols = -1;
+  EXPECT(rh_model_partial_fit(m, &b, NULL) == RH_INVALID_ARGUMENT);
+  b = batch(ROWS);
+  b.layout = 42;
+  EXPECT(rh_model_partial_fit(m, &b, NULL) == RH_INVALID_ARGUMENT);
+  b = batch(ROWS);
+  x[5] = NAN;
+  EXPECT(rh_model_partial_fit(m, &b, NULL) == RH_INVALID_ARGUMENT);
+  make_data();
+  RH_STRUCT_INIT(&d);
+  EXPECT(rh_model_diagnostics(m, &d) == RH_INVALID_STATE);
+  EXPECT(rh_model_partial_fit(m, &b, NULL) == RH_SUCCESS);
+  EXPECT(rh_last_error()[0] == '\0');
+  EXPECT(rh_model_destroy(m) == RH_SUCCESS);
+  EXPECT(rh_model_partial_fit(m, &b, NULL) == RH_INVALID_ARGUMENT);
+  EXPECT(strstr(rh_last_error(), "not a live model handle") != NULL);
+  EXPECT(strcmp(rh_status_string(RH_CORRUPT_DATA), "corrupt data") == 0);
+}
+
+typedef struct {
+  const char* name;
+  void (*run)(void);
+} smoke_case;
+
+int main(int argc, char** argv) {
+  static const smoke_case cases[] = {
+      {"create/destroy", case_create_destroy},
+      {"version gate", case_version_gate},
+      {"fit/predict", case_fit_predict},
+      {"checkpoint round trip", case_checkpoint_round_trip},
+      {"errors", case_errors},
+  };
+  size_t i;
+  if (argc > 1) {
+    if (strcmp(argv[1], "serial") == 0) space = RH_SPACE_SERIAL;
+    else if (strcmp(argv[1], "openmp") == 0) space = RH_SPACE_OPENMP;
+    else if (strcmp(argv[1], "cuda") == 0) space = RH_SPACE_CUDA;
+    else {
+      fprintf(stderr, "usage: rh_smoke [serial|openmp|cuda]\n");
+      return 2;
+    }
+  }
+  printf("renewable-huber %s, ABI %u.%u\n", rh_library_version(), (unsigned)RH_ABI_VERSION_MAJOR_OF(rh_abi_version()),
+         (unsigned)RH_ABI_VERSION_MINOR_OF(rh_abi_version()));
+  make_data();
+  for (i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    current_case = cases[i].name;
+    cases[i].run();
+    printf("case %s: ok\n", cases[i].name);
+  }
+  printf("rh_smoke passed\n");
+  return 0;
+}
