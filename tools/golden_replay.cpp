@@ -1,5 +1,7 @@
 #include "golden_replay.hpp"
 
+#include "golden_floors.h"
+
 #include <cmath>
 #include <fmt/format.h>
 #include <fstream>
@@ -11,12 +13,9 @@ namespace rh::golden {
 using nlohmann::json;
 
 Tolerance floor_for(Space space, Dtype dtype) {
-  // golden/README.md, "Tolerance floors per space and dtype", gives the measurement behind each value.
-  // Serial and OpenMP need none: they meet every case's own tolerance, bitwise alike for any thread count.
-  // CUDA float64 sums in other orders (256-thread team trees, fused multiply-adds), which moves the reference's
-  // rounding-decided weighted case to 1.35× its own rtol 2e-9; 1e-8 / 2e-9 is the reference's own CUDA floor.
-  if (space == Space::cuda && dtype == Dtype::f64) return {1e-8, 2e-9};
-  return {0.0, 0.0};
+  if (space == Space::cuda && dtype == Dtype::f64)
+    return {RH_GOLDEN_CUDA_F64_FLOOR_RTOL, RH_GOLDEN_CUDA_F64_FLOOR_ATOL};
+  return {0.0, 0.0};  // Serial and OpenMP meet every case's own tolerance (golden_floors.h)
 }
 
 namespace {

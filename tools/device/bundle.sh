@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Packs a CUDA build for the GPU machine: its executables and CTest files (no object files), and the reference
-# corpus, which lives outside the repository. Usage: tools/device/bundle.sh [BUILD_DIR] [BUNDLE_DIR]
-# The bundle goes to .device/ (git-ignored through .git/info/exclude); tools/device/run_suite.sh runs it there.
+# Packs a CUDA build for the GPU machine: its executables, shared libraries and CTest files (no object files),
+# and the reference corpus, which lives outside the repository, as .device/NAME.tar.xz (xz shrinks the CUDA fat
+# binaries about tenfold; .device/ is git-ignored through .git/info/exclude). Carry .device to the GPU machine
+# and run tools/device/run_suite.sh .device/NAME.tar.xz there.
+# Usage: tools/device/bundle.sh [BUILD_DIR] [NAME]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=$(cd "${1:-$root/build/cuda}" && pwd)
-bundle=${2:-$root/.device}
+name=${2:-cuda}
+mkdir -p "$root/.git/info" "$root/.device"
 grep -qx '/.device/' "$root/.git/info/exclude" 2>/dev/null || echo '/.device/' >> "$root/.git/info/exclude"
-rm -rf "$bundle" && mkdir -p "$bundle/build" "$bundle/reference"
+stage=$(mktemp -d)
+bundle=$stage/$name
+mkdir -p "$bundle/build" "$bundle/reference"
 cp "$root/../shared/reference/golden/native_core_v1.json" "$bundle/reference/"
 (cd "$build" && find . \( -name CTestTestfile.cmake -o -name '*.so*' -o -type f -perm -u+x \) \
    ! -path '*/CMakeFiles/*' ! -path './_deps/*') | while read -r f; do
@@ -19,4 +24,6 @@ find "$bundle/build" -type f -perm -u+x -exec strip --strip-unneeded {} + 2>/dev
 printf '%s\n%s\n%s\n' "$build" "$root" "$(command -v cmake)" > "$bundle/origin"
 git -C "$root" rev-parse HEAD > "$bundle/commit"
 git -C "$root" status --porcelain | grep -q . && echo "(with uncommitted changes)" >> "$bundle/commit"
-du -sh "$bundle"
+tar -C "$stage" -cJf "$root/.device/$name.tar.xz" "$name"
+rm -rf "$stage"
+ls -la "$root/.device/$name.tar.xz"

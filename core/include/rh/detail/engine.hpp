@@ -344,10 +344,13 @@ class Engine final : public EngineBase {
   }
 
   // Chunk count for the Gram pass: a function of n and q only, so results never depend on the thread count.
+  // The per-chunk partial Gram costs chunks·(q²+q) values written and read back each iteration: keep it below
+  // a quarter of X (n·q values) where that still leaves min_chunks chunks, and never give a chunk fewer rows
+  // than one staging block.
   long long chunk_rows(long long n) const {
-    long long chunks = tuning::target_chunks;
-    const long long cap = std::max<long long>(1, tuning::max_partial_values / (q_ * q_ + q_));
-    chunks = std::min(std::min(chunks, cap), std::max<long long>(1, n / tuning::stage_rows));
+    const long long by_size = (n * q_) / (4 * (q_ * q_ + q_));
+    long long chunks = std::min(tuning::max_chunks, std::max(tuning::min_chunks, by_size));
+    chunks = std::min(chunks, std::max<long long>(1, n / tuning::stage_rows));
     return (n + chunks - 1) / chunks;
   }
 

@@ -33,10 +33,10 @@ struct Tuning {
   static constexpr int team_size = host ? 1 : 256;
   static constexpr int tile = 16;         // Gram tile edge: 16×16 entries, one per thread of a 256-thread team
   static constexpr int stage_rows = 32;   // rows of a tile pair staged in team scratch at a time
-  // Row chunks of the Gram pass. The count depends only on n, never on the thread count, so results are
-  // bitwise identical for any number of OpenMP threads.
-  static constexpr int target_chunks = host ? 64 : 1024;
-  static constexpr long long max_partial_values = 1LL << 24;  // bound on chunks·(q²+q) partial sums
+  // Row chunks of the batch passes (see Engine::chunk_rows). The count depends only on n and q, never on the
+  // thread count, so results are bitwise identical for any number of OpenMP threads.
+  static constexpr long long max_chunks = host ? 64 : 128;  // enough teams to fill 2 cores / 132 SMs
+  static constexpr long long min_chunks = 16;
 };
 
 // Slots of the Sums8 an evaluation reads back.
