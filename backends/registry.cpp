@@ -35,7 +35,11 @@ void initialize_runtime(const RuntimeOptions& options) {
   if (Kokkos::is_initialized()) return;  // the host program (or an earlier call) owns the configuration
   if (initialized_by_us)  // Kokkos cannot be initialized twice in one process
     throw Error(Errc::invalid_state, "Kokkos was already finalized; the library cannot be used any more");
-  compat::initialize_kokkos(options.num_threads, options.device_id);
+  try {
+    compat::initialize_kokkos(options.num_threads, options.device_id);
+  } catch (const std::exception& e) {  // e.g. a CUDA build on a machine without a usable GPU driver
+    throw Error(Errc::unavailable, fmt::format("Kokkos could not be initialized: {}", e.what()));
+  }
   std::atexit(finalize_at_exit);
   initialized_by_us = true;
 }
@@ -50,17 +54,39 @@ std::vector<SpaceInfo> compiled_spaces() {
   out.push_back({Space::openmp, "openmp", compat::concurrency(Kokkos::OpenMP()), 1});
 #endif
 #if defined(KOKKOS_ENABLE_CUDA)
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
-  out.push_back({Space::cuda, "cuda", compat::concurrency(Kokkos::Cuda()), devices});
+  out.push_back({Space::cuda, "cuda", compat::concurrency(Kokkos::Cuda()), device_count(Space::cuda)});
 #endif
   return out;
 }
 
 bool space_compiled(Space space) {
-  for (const auto& s : compiled_spaces())
-    if (s.space == space) return true;
-  return false;
+  switch (space) {
+#if defined(KOKKOS_ENABLE_SERIAL)
+    case Space::serial: return true;
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+    case Space::openmp: return true;
+#endif
+#if defined(KOKKOS_ENABLE_CUDA)
+    case Space::cuda: return true;
+#endif
+    default: return false;
+  }
+}
+
+int device_count(Space space) {
+  if (!space_compiled(space)) return 0;
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (space == Space::cuda) {
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    return devices;
+  }
+#endif
+  return 1;
 }
 
 std::string kokkos_version() {

@@ -7,22 +7,22 @@
 #include "rh/regressor.hpp"
 
 int main(int argc, char** argv) {
-  const auto spaces = rh::compiled_spaces();
   std::string required;
   for (int i = 1; i < argc; ++i)
     if (std::strcmp(argv[i], "--require-profile") == 0 && i + 1 < argc) required = argv[++i];
-  fmt::print("renewable-huber {} on Kokkos {}\n", rh::library_version(), rh::kokkos_version());
-  bool cuda_ready = false;
-  for (const auto& s : spaces) {
-    fmt::print("  space {:<7} concurrency {:>7}  devices {}\n", s.name, s.concurrency, s.device_count);
-    if (s.space == rh::Space::cuda && s.device_count > 0) cuda_ready = true;
-  }
-  if (required.empty() || required == "cpu") return 0;
-  if (required == "cuda") {
-    if (cuda_ready) return 0;
-    fmt::print(stderr, "profile cuda needs the CUDA space compiled and a CUDA device present\n");
+  // Checked before Kokkos starts: a CUDA build cannot initialize Kokkos on a machine without a GPU.
+  if (required == "cuda" && rh::device_count(rh::Space::cuda) == 0) {
+    fmt::print(stderr, "profile cuda needs the CUDA space compiled ({}) and a CUDA device present (none found)\n",
+               rh::space_compiled(rh::Space::cuda) ? "it is" : "it is not");
     return 2;
   }
-  fmt::print(stderr, "unknown test profile '{}' (known: cpu, cuda)\n", required);
-  return 2;
+  if (required != "" && required != "cpu" && required != "cuda") {
+    fmt::print(stderr, "unknown test profile '{}' (known: cpu, cuda)\n", required);
+    return 2;
+  }
+  const auto spaces = rh::compiled_spaces();
+  fmt::print("renewable-huber {} on Kokkos {}\n", rh::library_version(), rh::kokkos_version());
+  for (const auto& s : spaces)
+    fmt::print("  space {:<7} concurrency {:>7}  devices {}\n", s.name, s.concurrency, s.device_count);
+  return 0;
 }

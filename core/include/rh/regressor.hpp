@@ -28,9 +28,11 @@ struct SpaceInfo {
   int device_count;   // devices this space can use (1 for host spaces, 0 = compiled but no device present)
 };
 
-// The execution spaces this build was compiled with, in the order serial, openmp, cuda.
+// The execution spaces this build was compiled with, in the order serial, openmp, cuda (initializes Kokkos).
 std::vector<SpaceInfo> compiled_spaces();
+// Neither of these initializes Kokkos: usable to check for a GPU before anything can abort on its absence.
 bool space_compiled(Space space);
+int device_count(Space space);  // 1 for a compiled host space, CUDA's count for cuda, 0 when not compiled
 // Version strings of the library and of the Kokkos it was built against.
 const char* library_version() noexcept;
 std::string kokkos_version();
