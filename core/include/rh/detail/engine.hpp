@@ -39,6 +39,7 @@ class Engine final : public EngineBase {
   using DoubleMatrix = Kokkos::View<double**, Kokkos::LayoutRight, memory_space>;
   using tuning = Tuning<Space>;
   static constexpr bool host_accessible = tuning::host;
+  static constexpr long long kDesignPad = host_gram_tile;
 
  public:
   explicit Engine(int device_id) : device_id_(device_id) {}
@@ -227,9 +228,11 @@ class Engine final : public EngineBase {
 
   // Grows the row workspace to n rows (it never shrinks, so a steady stream allocates nothing).
   void reserve_rows(long long n) {
-    if (n * q_ > static_cast<long long>(design_buffer_.extent(0)) || n > static_cast<long long>(y_.extent(0))) {
+    if (n * q_ + kDesignPad > static_cast<long long>(design_buffer_.extent(0)) || n > static_cast<long long>(y_.extent(0))) {
       const long long rows = std::max<long long>(n, static_cast<long long>(y_.extent(0)));
-      design_buffer_ = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::design"), rows * q_);
+      // Padded by one Gram tile: the host Gram path reads rows 16 wide past q (GramGradient::host_block).
+      design_buffer_ = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::design"), rows * q_ + kDesignPad);
+      Kokkos::deep_copy(Kokkos::subview(design_buffer_, Kokkos::make_pair(rows * q_, rows * q_ + kDesignPad)), S(0));
       y_ = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::y"), rows);
       w_ = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::weights"), rows);
       s_ = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::score_weights"), rows);

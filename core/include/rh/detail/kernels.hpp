@@ -5,6 +5,7 @@
 // EvaluateRows (residuals, loss, and the new s_i, c_i at the candidate). docs/performance.md counts it.
 #pragma once
 #include <Kokkos_Core.hpp>
+#include <type_traits>
 
 #include "rh/detail/compat.hpp"
 #include "rh/method.hpp"
@@ -199,11 +200,14 @@ struct ChunkWeightSums {
 //    column tiles in scratch (coalesced reads of column-major X) and each thread owns one entry of the block.
 //  - Host spaces (one thread per team): the block is accumulated one output row at a time in registers,
 //    reading row-major X directly, so the inner loop is a contiguous, vectorizable axpy.
+// Edge of the host Gram path's blocks; the design buffer is padded by this many values (see host_block).
+constexpr int host_gram_tile = 16;
+
 template <class Space, class S, class XView, class VView, class PView>
 struct GramGradient {
   using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
   using scratch_view = Kokkos::View<S*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
-  static constexpr int host_tile = 16;  // the host path's block edge (a compile-time bound keeps acc in registers)
+  static constexpr int host_tile = host_gram_tile;  // compile-time, so the accumulators stay in registers
   XView x;
   VView s, c;
   PView partial;  // chunks × (q·q + q)
@@ -237,30 +241,45 @@ struct GramGradient {
     }
   }
 
-  // Host path: tile must equal host_tile (the engine sets it so).
+  // Host path (tile = host_tile, row-major X). Blocks of 4 output rows × 16 columns stay in registers while the
+  // chunk's rows stream past: 64 multiply-adds per row for 16 + 4 loads. Rows are read 16 wide even where q ends
+  // inside the tile (the extra lanes are discarded); the engine pads the design buffer so the last row can be.
   KOKKOS_INLINE_FUNCTION void host_block(long long chunk, long long r0, long long r1, bool gram, int a, int b) const {
-    const long long ja = a * static_cast<long long>(tile), kb = b * static_cast<long long>(tile);
-    const int kmax = static_cast<int>(q - kb < tile ? q - kb : tile);
+    static_assert(std::is_same<typename XView::array_layout, Kokkos::LayoutRight>::value,
+                  "the host Gram path reads row-major X");
+    constexpr int T = host_tile, J = 4;
+    const S* base = x.data();
+    const long long ja = a * static_cast<long long>(T), kb = b * static_cast<long long>(T);
+    const int jmax = static_cast<int>(q - ja < T ? q - ja : T);
+    const int kmax = static_cast<int>(q - kb < T ? q - kb : T);
     if (!gram) {
-      const int jmax = static_cast<int>(q - ja < tile ? q - ja : tile);
-      S acc[host_tile] = {};
+      S acc[T] = {};
       for (long long i = r0; i < r1; ++i) {
+        const S* row = base + i * q + ja;
         const S si = s(i);
-        for (int k = 0; k < jmax; ++k) acc[k] += si * x(i, ja + k);
+        for (int k = 0; k < T; ++k) acc[k] += si * row[k];
       }
       for (int k = 0; k < jmax; ++k) partial(chunk, q * q + ja + k) = acc[k];
       return;
     }
-    const int jmax = static_cast<int>(q - ja < tile ? q - ja : tile);
-    for (int j = 0; j < jmax; ++j) {
-      if (ja + j > kb + kmax - 1) break;  // the rest of this block row lies below the diagonal
-      S acc[host_tile] = {};
+    for (int j0 = 0; j0 < jmax; j0 += J) {
+      if (ja + j0 > kb + kmax - 1) break;  // the rest of this block lies below the diagonal
+      S acc[J][T] = {};
       for (long long i = r0; i < r1; ++i) {
-        const S cij = c(i) * x(i, ja + j);
-        for (int k = 0; k < kmax; ++k) acc[k] += cij * x(i, kb + k);
+        const S* row = base + i * q;
+        const S ci = c(i);
+        S lhs[J];
+        for (int jj = 0; jj < J; ++jj) lhs[jj] = ci * row[ja + j0 + jj];
+        for (int k = 0; k < T; ++k) {
+          const S xk = row[kb + k];
+          for (int jj = 0; jj < J; ++jj) acc[jj][k] += lhs[jj] * xk;
+        }
       }
-      for (int k = 0; k < kmax; ++k)
-        if (ja + j <= kb + k) partial(chunk, (ja + j) * q + kb + k) = acc[k];
+      for (int jj = 0; jj < J && j0 + jj < jmax; ++jj) {
+        const long long j = ja + j0 + jj;
+        for (int k = 0; k < kmax; ++k)
+          if (j <= kb + k) partial(chunk, j * q + kb + k) = acc[jj][k];
+      }
     }
   }
 
