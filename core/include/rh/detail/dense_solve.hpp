@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "rh/detail/compat.hpp"
+#include "rh/detail/kernels.hpp"  // Tuning
 
 namespace rh::detail {
 
@@ -56,12 +57,23 @@ struct LuSolve {
       }
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k + 1, q), [&](const int i) { lu(i, k) = lu(i, k) / lu(k, k); });
       team.team_barrier();
+      // Trailing update, plus forward substitution of the unit-lower factor for column k (the same arithmetic in
+      // both forms): a flat range over all entries keeps a device team busy; one thread (a host team) runs
+      // row by row so the inner loop is contiguous and vectorizes.
       const int m = q - k - 1;
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m * (m + 1)), [&](const int e) {
-        const int i = k + 1 + e / (m + 1), j = k + 1 + e % (m + 1);
-        if (j < q) lu(i, j) -= lu(i, k) * lu(k, j);
-        else sol(i) -= lu(i, k) * sol(k);  // forward substitution of the unit-lower factor, column k
-      });
+      if constexpr (Tuning<Space>::host) {
+        for (int i = k + 1; i < q; ++i) {
+          const auto l = lu(i, k);
+          for (int j = k + 1; j < q; ++j) lu(i, j) -= l * lu(k, j);
+          sol(i) -= l * sol(k);
+        }
+      } else {
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m * (m + 1)), [&](const int e) {
+          const int i = k + 1 + e / (m + 1), j = k + 1 + e % (m + 1);
+          if (j < q) lu(i, j) -= lu(i, k) * lu(k, j);
+          else sol(i) -= lu(i, k) * sol(k);
+        });
+      }
       team.team_barrier();
     }
     for (int k = q - 1; k >= 0; --k) {  // back substitution, column by column
