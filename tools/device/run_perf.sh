@@ -13,6 +13,7 @@ for pack in "$@"; do
   unpacked=$(mktemp -d)
   tar -C "$unpacked" -xJf "$pack"
   bin=$(echo "$unpacked"/*)/build
+  export LD_LIBRARY_PATH="$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   {
     echo "===== $(basename "$pack"): $("$bin/tools/rh_spaces" 2>/dev/null | head -1)"
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader

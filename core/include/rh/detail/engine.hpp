@@ -31,7 +31,6 @@ class Engine final : public EngineBase {
   using Vector = Kokkos::View<S*, memory_space>;
   using Matrix = Kokkos::View<S**, Kokkos::LayoutRight, memory_space>;      // q×q
   using Design = Kokkos::View<S**, typename Space::array_layout, memory_space, Kokkos::MemoryUnmanaged>;
-  using HostDesign = Kokkos::View<S**, typename Space::array_layout, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
   using Partial = Kokkos::View<S**, Kokkos::LayoutRight, memory_space>;
   using Status = Kokkos::View<int, memory_space>;
   using SumsView = Kokkos::View<Sums8, memory_space>;
@@ -237,12 +236,6 @@ class Engine final : public EngineBase {
       w_ = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::weights"), rows);
       s_ = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::score_weights"), rows);
       c_ = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::curvature_weights"), rows);
-      if (!host_accessible) {
-        host_design_ = Kokkos::View<S*, Kokkos::HostSpace>(
-            Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::design_host"), rows * q_);
-        host_y_ = Kokkos::View<S*, Kokkos::HostSpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::y_host"), rows);
-        host_w_ = Kokkos::View<S*, Kokkos::HostSpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::w_host"), rows);
-      }
     }
     design_ = Design(design_buffer_.data(), n, q_);
   }
@@ -255,7 +248,7 @@ class Engine final : public EngineBase {
   }
 
   // Copies the caller's X (any layout and leading dimension), y and w into the design workspace, appending the
-  // intercept column. Host arrays for a space with its own memory go through a host staging copy.
+  // intercept column.
   void stage_batch(const Batch& b, long long p, long long n) {
     reserve_rows(n);
     rows_per_chunk_ = chunk_rows(n);
@@ -280,20 +273,21 @@ class Engine final : public EngineBase {
       if (sw) check_host_pointer(sw, "sample weights");
     }
     if (b.memory == Memory::host && !host_accessible) {
-      HostDesign hx(host_design_.data(), n, q_);
-      Kokkos::parallel_for("rh::stage_host", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, n),
-                           FillDesign<S, HostDesign, Kokkos::View<S*, Kokkos::HostSpace>>{
-                               hx, host_y_, host_w_, sx, sy, sw, p, ld, row_major, intercept_});
-      Kokkos::fence();
-      Kokkos::deep_copy(space_, Kokkos::View<S*, memory_space, Kokkos::MemoryUnmanaged>(design_buffer_.data(), n * q_),
-                        Kokkos::View<S*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(host_design_.data(), n * q_));
-      const auto rows = Kokkos::make_pair(0LL, n);
-      if (sy) Kokkos::deep_copy(space_, Kokkos::subview(y_, rows), Kokkos::subview(host_y_, rows));
-      if (sw) Kokkos::deep_copy(space_, Kokkos::subview(w_, rows), Kokkos::subview(host_w_, rows));
-    } else {
-      Kokkos::parallel_for("rh::stage", Kokkos::RangePolicy<Space>(space_, 0, n),
-                           FillDesign<S, Design, Vector>{design_, y_, w_, sx, sy, sw, p, ld, row_major, intercept_});
+      // Host arrays for a space with its own memory: one raw copy of X (as laid out by the caller) to the device,
+      // y and w straight into their buffers; the layout change and the intercept column happen on the device.
+      const long long span = row_major ? (n - 1) * ld + p : (p - 1) * ld + n;  // elements X spans
+      if (static_cast<long long>(raw_x_.extent(0)) < span)
+        raw_x_ = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::x_as_given"), span);
+      using HostArray = Kokkos::View<const S*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
+      const auto head = [](auto& v, long long count) { return Kokkos::subview(v, Kokkos::make_pair(0LL, count)); };
+      Kokkos::deep_copy(space_, head(raw_x_, span), HostArray(sx, span));
+      if (sy) Kokkos::deep_copy(space_, head(y_, n), HostArray(sy, n));
+      if (sw) Kokkos::deep_copy(space_, head(w_, n), HostArray(sw, n));
+      sx = raw_x_.data();
+      sy = sw = nullptr;  // already in place
     }
+    Kokkos::parallel_for("rh::stage", Kokkos::RangePolicy<Space>(space_, 0, n),
+                         FillDesign<S, Design, Vector>{design_, y_, w_, sx, sy, sw, p, ld, row_major, intercept_});
   }
 
   // Rejects non-finite values, negative weights and an all-zero weight batch; returns W_b.
@@ -526,7 +520,7 @@ class Engine final : public EngineBase {
   // Row workspace.
   Vector design_buffer_, y_, w_, s_, c_;
   Design design_;
-  Kokkos::View<S*, Kokkos::HostSpace> host_design_, host_y_, host_w_;
+  Vector raw_x_;  // the caller's host X, copied as laid out, before FillDesign (spaces with their own memory)
 };
 
 }  // namespace rh::detail
