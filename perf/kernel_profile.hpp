@@ -3,9 +3,11 @@
 // real partial_fit (rh_gram_bench) and to verify the per-iteration cost model (rh_stream_file --kernel-profile),
 // without touching the library's internals: only kernel labels are relied on.
 //
-// Kokkos 3.4 fences globally around every tool callback (the default tool requirement); on host spaces a fence
-// is a no-op, on CUDA it makes each kernel synchronous, so use it there for counting, not for end-to-end time.
-// Kokkos 3.4 does not report fences to tools; synchronizations are counted from the code (docs/performance.md).
+// Every callback fences (Kokkos::fence()) before it reads the clock, so a kernel's time is its execution, not
+// just its launch: free on host spaces, where launches are synchronous anyway; on CUDA it serializes the stream,
+// so the per-kernel times are exact but the profiled operation is slower than an unprofiled one. (Kokkos 3.4 does
+// not fence for callbacks installed this way, and does not report fences to tools; synchronizations are counted
+// from the code, docs/performance.md.)
 #pragma once
 #include <Kokkos_Core.hpp>
 
@@ -87,11 +89,13 @@ class KernelProfile {
   };
 
   static void begin_kernel(const char* name, const uint32_t /*device*/, uint64_t* id) {
+    Kokkos::fence();  // earlier asynchronous work is not this kernel's
     auto& p = instance();
     *id = p.open_.size();
     p.open_.push_back(Open{name, clock::now()});
   }
   static void end_kernel(uint64_t id) {
+    Kokkos::fence();  // the launch returned; wait for the kernel itself
     const auto t1 = clock::now();
     auto& p = instance();
     if (id >= p.open_.size()) return;
@@ -103,11 +107,13 @@ class KernelProfile {
   static void begin_copy(Kokkos::Tools::SpaceHandle dst, const char*, const void*, Kokkos::Tools::SpaceHandle src,
                          const char*, const void*, uint64_t size) {
     auto& p = instance();
+    Kokkos::fence();
     p.copy_key_ = std::string(dst.name) + " <- " + src.name;
     p.copy_bytes_ = static_cast<double>(size);
     p.copy_t0_ = clock::now();
   }
   static void end_copy() {
+    Kokkos::fence();
     auto& p = instance();
     CopyStat& c = p.copies[p.copy_key_];
     ++c.copies;

@@ -69,7 +69,7 @@ def cpu_model() -> str:
 def header(ctx: dict, command: str) -> str:
     when = (ctx["date"][:16].replace("T", " ") + " UTC") if "date" in ctx else \
         dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    extra = ", ".join(f"{k}={ctx[k]}" for k in ("kokkos_version", "spaces(concurrency)",
+    extra = ", ".join(f"{k}={ctx[k]}" for k in ("rh_native_arch", "kokkos_version", "spaces(concurrency)",
                                                   "kokkos_openmp_concurrency", "OMP_NUM_THREADS", "OMP_PROC_BIND",
                                                   "openblas_config") if k in ctx)
     configured = f" (build configured at {ctx['rh_git_revision']})" if "rh_git_revision" in ctx else ""
@@ -162,6 +162,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("--bench-filter", default="^standard/")
     p.add_argument("--gram-filter", default=".")
     p.add_argument("--no-gram", action="store_true", help="skip rh_gram_bench")
+    p.add_argument("--quiet-wait", type=float, default=30.0,
+                   help="rh_bench: seconds to wait for a quiet machine before each benchmark (--rh_quiet_wait)")
+    p.add_argument("--retries", type=int, default=5, help="rh_bench: disturbed operations repeated (--rh_retries)")
     p.add_argument("--from-json", nargs="+", metavar="FILE", help="format saved rh_bench [rh_gram_bench] JSON")
     p.add_argument("--update-doc", metavar="FILE")
     args = p.parse_args(argv)
@@ -176,14 +179,17 @@ def main(argv: list[str]) -> int:
         bench_cmd = gram_cmd = "saved JSON (" + ", ".join(args.from_json) + ")"
     else:
         bld = Path(args.build_dir)
-        bench = run_json(bld / "perf" / "rh_bench", [f"--benchmark_filter={args.bench_filter}"], env)
+        bench = run_json(bld / "perf" / "rh_bench", [f"--rh_quiet_wait={args.quiet_wait}", f"--rh_retries={args.retries}",
+                                                     f"--benchmark_filter={args.bench_filter}"], env)
         gram = None
         if not args.no_gram and (bld / "perf" / "rh_gram_bench").exists():
             gram = run_json(bld / "perf" / "rh_gram_bench", [f"--benchmark_filter={args.gram_filter}"], env)
-        bench_cmd = (f"OMP_PROC_BIND=false OMP_NUM_THREADS={threads} {bld.relative_to(ROOT) if bld.is_relative_to(ROOT) else bld}"
-                     f"/perf/rh_bench --benchmark_filter='{args.bench_filter}'")
-        gram_cmd = bench_cmd.replace("rh_bench --benchmark_filter='" + args.bench_filter,
-                                     "rh_gram_bench --benchmark_filter='" + args.gram_filter)
+        where = bld.relative_to(ROOT) if bld.is_relative_to(ROOT) else bld
+        bench_cmd = (f"OMP_PROC_BIND=false OMP_NUM_THREADS={threads} {where}/perf/rh_bench "
+                     f"--rh_quiet_wait={args.quiet_wait:g} --rh_retries={args.retries} "
+                     f"--benchmark_filter='{args.bench_filter}'")
+        gram_cmd = (f"OMP_PROC_BIND=false OMP_NUM_THREADS={threads} {where}/perf/rh_gram_bench "
+                    f"--benchmark_filter='{args.gram_filter}'")
     sections["bench"] = header(bench.get("context", {}), bench_cmd) + "\n" + bench_table(bench)
     if gram:
         sections["gram"] = header(gram.get("context", {}), gram_cmd) + "\n" + gram_table(gram)

@@ -189,6 +189,7 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("rh_version", rh::library_version());
   benchmark::AddCustomContext("rh_git_revision", RH_GIT_REVISION);
   benchmark::AddCustomContext("kokkos_version", rh::kokkos_version());
+  benchmark::AddCustomContext("rh_native_arch", RH_PERF_NATIVE_ARCH ? "on (-march=native)" : "off");
   std::string space_list;
   for (const auto& s : spaces)
     space_list += (space_list.empty() ? "" : ",") + s.name + "(" + std::to_string(s.concurrency) + ")";

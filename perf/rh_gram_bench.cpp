@@ -300,6 +300,7 @@ int main(int argc, char** argv) {
   register_all<float>();
   benchmark::AddCustomContext("rh_git_revision", RH_GIT_REVISION);
   benchmark::AddCustomContext("kokkos_version", rh::kokkos_version());
+  benchmark::AddCustomContext("rh_native_arch", RH_PERF_NATIVE_ARCH ? "on (-march=native)" : "off");
   benchmark::AddCustomContext("kokkos_openmp_concurrency", std::to_string(Kokkos::OpenMP::concurrency()));
 #ifdef RH_PERF_HAVE_OPENBLAS
   benchmark::AddCustomContext("openblas_config", openblas_get_config());

@@ -206,8 +206,10 @@ int serve(const Data& d) {
   for (const auto& s : rh::compiled_spaces())
     spaces += fmt::format("{}{{\"name\":\"{}\",\"concurrency\":{},\"device_count\":{}}}", spaces.empty() ? "" : ",",
                           s.name, s.concurrency, s.device_count);
-  fmt::print("{{\"ready\":true,\"rh_version\":\"{}\",\"git_revision\":\"{}\",\"kokkos\":\"{}\",\"spaces\":[{}]}}\n",
-             rh::library_version(), RH_GIT_REVISION, rh::kokkos_version(), spaces);
+  fmt::print("{{\"ready\":true,\"rh_version\":\"{}\",\"git_revision\":\"{}\",\"kokkos\":\"{}\",\"native_arch\":{},"
+             "\"spaces\":[{}]}}\n",
+             rh::library_version(), RH_GIT_REVISION, rh::kokkos_version(), RH_PERF_NATIVE_ARCH ? "true" : "false",
+             spaces);
   std::fflush(stdout);
   Runner runner(d);
   std::string line;

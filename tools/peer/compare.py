@@ -370,7 +370,8 @@ def environment(np, worker_info: dict | None, threads: int) -> dict:
     except Exception as e:  # noqa: BLE001
         env["native_cpu"] = f"unavailable: {e}"
     if worker_info:
-        env["rh_worker"] = {k: worker_info[k] for k in ("rh_version", "git_revision", "kokkos", "spaces")}
+        env["rh_worker"] = {k: worker_info.get(k) for k in ("rh_version", "git_revision", "kokkos", "native_arch",
+                                                             "spaces")}
     return env
 
 
@@ -463,8 +464,8 @@ def markdown(env: dict, cases: list[dict], args, command: str) -> str:
         f"- Machine: shared cloud VM, `nproc` = {env['nproc']}, {env['cpu_model']}; {env['platform']}.\n"
         f"- Engines: renewable-huber {env['renewable_huber']} `backend=\"numpy\"` (NumPy {env['numpy']}, BLAS: {blas}); "
         f"`backend=\"native_cpu\"` {nat_s}, `n_jobs={env['threads_per_engine']}`; ours "
-        f"{env.get('rh_worker', {}).get('rh_version', '?')} on Kokkos {env.get('rh_worker', {}).get('kokkos', '?')}: "
-        f"{spaces}.\n"
+        f"{env.get('rh_worker', {}).get('rh_version', '?')} on Kokkos {env.get('rh_worker', {}).get('kokkos', '?')}, "
+        f"-march=native {'on' if env.get('rh_worker', {}).get('native_arch') else 'off'}: {spaces}.\n"
         f"- Threads: {env['thread_env']}, OMP_PROC_BIND={env['omp_proc_bind']}; unset for the run: "
         f"{env['unset_for_numpy']}.\n"
         f"- Method: cold partial_fit stream (new model inside each timed operation, all batches), "

@@ -32,16 +32,19 @@ struct LuSolve {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) { sol(j) = rhs(j); });
     team.team_barrier();
     for (int k = 0; k < q; ++k) {
-      int piv = k;
-      Kokkos::single(Kokkos::PerTeam(team), [&](int& p) {
-        p = k;
-        auto best = compat::fabs(lu(k, k));
-        for (int i = k + 1; i < q; ++i) {
-          const auto v = compat::fabs(lu(i, k));
-          if (v > best) { best = v; p = i; }
-        }
-      }, piv);
-      if (lu(piv, k) == 0) {  // exactly singular: the caller falls back to the minimum-norm solve
+      // Pivot: the first row of the largest |a_ik| (as LAPACK's idamax), found by two exact team reductions
+      // (max, then the smallest index attaining it), so the choice does not depend on the team size.
+      using Abs = decltype(compat::fabs(lu(k, k)));
+      Abs best = 0;
+      Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, k, q), [&](const int i, Abs& m) {
+        const Abs v = compat::fabs(lu(i, k));
+        if (v > m) m = v;
+      }, Kokkos::Max<Abs>(best));
+      int piv = q;
+      Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, k, q), [&](const int i, int& first) {
+        if (compat::fabs(lu(i, k)) == best && i < first) first = i;
+      }, Kokkos::Min<int>(piv));
+      if (piv >= q || lu(piv, k) == 0) {  // exactly singular (or NaN): the caller falls back to min-norm
         Kokkos::single(Kokkos::PerTeam(team), [&]() { status() = solve_singular; });
         return;
       }

@@ -371,7 +371,9 @@ class Engine final : public EngineBase {
   }
 
   void reduce_assemble(Assemble mode, const BatchScalars& bs, const Matrix& out_matrix) {
-    Kokkos::parallel_for("rh::reduce_assemble", Kokkos::RangePolicy<Space>(space_, 0, q_ * q_ + q_),
+    // The gradient alone (proximal solver) needs only the last q indices: the Gram partials are stale then.
+    const long long first = mode == Assemble::gradient ? q_ * q_ : 0;
+    Kokkos::parallel_for("rh::reduce_assemble", Kokkos::RangePolicy<Space>(space_, first, q_ * q_ + q_),
                          ReduceAndAssemble<S, Vector, Matrix, Partial>{partial_, info_start_, out_matrix, grad_, cur_,
                                                                        tilde_, q_, chunks_, penalized(), bs.inv_n,
                                                                        ridge_, bs.hist, mode});
