@@ -66,6 +66,17 @@ inline Data linear_data(long long n, long long p, unsigned seed, double noise = 
   return d;
 }
 
+// Rows [row0, row0 + rows) of the data, as data of their own (weights included when present).
+inline Data rows_of(const Data& d, long long row0, long long rows) {
+  Data part;
+  part.n = rows;
+  part.p = d.p;
+  part.x = std::vector<double>(d.x.begin() + row0 * d.p, d.x.begin() + (row0 + rows) * d.p);
+  part.y = std::vector<double>(d.y.begin() + row0, d.y.begin() + row0 + rows);
+  if (!d.w.empty()) part.w = std::vector<double>(d.w.begin() + row0, d.w.begin() + row0 + rows);
+  return part;
+}
+
 // A dtype-typed copy of (part of) the data that stays alive while a Batch points into it.
 struct TypedBatch {
   std::vector<float> xf, yf, wf;

@@ -147,11 +147,7 @@ TEST_CASE("penalty none: every batch solves the renewable estimating equation (E
     Regressor m(t.space, t.dtype, cfg);
     for (int b = 0; b < 4; ++b) {
       const State before = m.state();
-      Data part;
-      part.n = 100;
-      part.p = d.p;
-      part.x = std::vector<double>(d.x.begin() + b * 100 * d.p, d.x.begin() + (b + 1) * 100 * d.p);
-      part.y = std::vector<double>(d.y.begin() + b * 100, d.y.begin() + (b + 1) * 100);
+      const Data part = rows_of(d, b * 100, 100);
       partial_fit(m, part);
       const auto g = batch_gradient(before, m.state(), part, cfg);
       double worst = 0;
@@ -179,11 +175,7 @@ TEST_CASE("penalty l1: converged batches satisfy the KKT conditions (Eq. 3.6)") 
     Regressor m(t.space, t.dtype, cfg);
     for (int b = 0; b < 3; ++b) {
       const State before = m.state();
-      Data part;
-      part.n = 100;
-      part.p = d.p;
-      part.x = std::vector<double>(d.x.begin() + b * 100 * d.p, d.x.begin() + (b + 1) * 100 * d.p);
-      part.y = std::vector<double>(d.y.begin() + b * 100, d.y.begin() + (b + 1) * 100);
+      const Data part = rows_of(d, b * 100, 100);
       const Diagnostics diag = partial_fit(m, part);
       CAPTURE(diag.iterations);
       REQUIRE(diag.converged);
