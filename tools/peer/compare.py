@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+from machine_info import cpu_model, git_revision  # noqa: E402
 
 PROFILES = {
     # name: (samples, features, batch); the index in the profile is part of the data seed, as in the reference.
@@ -340,7 +342,7 @@ def environment(np, worker_info: dict | None, threads: int) -> dict:
     env = {
         "date_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "nproc": os.cpu_count(),
-        "cpu_model": _cpu_model(),
+        "cpu_model": cpu_model(),
         "platform": platform.platform(),
         "python": platform.python_version(),
         "numpy": np.__version__,
@@ -349,7 +351,7 @@ def environment(np, worker_info: dict | None, threads: int) -> dict:
         "omp_proc_bind": os.environ.get("OMP_PROC_BIND"),
         "unset_for_numpy": os.environ.get("RH_PEER_UNSET_NOTE", "(not run through tools/peer/compare)"),
         "openblas_env_now": {k: v for k, v in os.environ.items() if k.startswith("OPENBLAS_")},
-        "git": _git_revision(),
+        "git": git_revision(ROOT),
     }
     try:
         import threadpoolctl
@@ -373,28 +375,6 @@ def environment(np, worker_info: dict | None, threads: int) -> dict:
         env["rh_worker"] = {k: worker_info.get(k) for k in ("rh_version", "git_revision", "kokkos", "native_arch",
                                                              "spaces")}
     return env
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def _git_revision() -> str:
-    try:
-        rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"], capture_output=True,
-                             text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, check=True).stdout.strip()
-        return rev + ("+uncommitted changes" if dirty else "")
-    except Exception:  # noqa: BLE001
-        return "unknown"
 
 
 # --------------------------------------------------------------------------------------------------------------
