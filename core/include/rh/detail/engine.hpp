@@ -335,9 +335,10 @@ class Engine final : public EngineBase {
 
   long long penalized() const { return intercept_ ? q_ - 1 : q_; }
 
-  void make_candidate(S step, S threshold) {
+  // cand = S(cur − step·direction, threshold·m): dir_ for Newton, grad_ for the proximal solver.
+  void make_candidate(const Vector& direction, S step, S threshold) {
     Kokkos::parallel_for("rh::candidate", Kokkos::RangePolicy<Space>(space_, 0, q_),
-                         MakeCandidate<S, Vector>{cand_, cur_, dir_, step, threshold, penalized()});
+                         MakeCandidate<S, Vector>{cand_, cur_, direction, step, threshold, penalized()});
   }
 
   // Chunk count for the Gram pass: a function of n and q only, so results never depend on the thread count.
@@ -419,7 +420,7 @@ class Engine final : public EngineBase {
       bool accepted = false, checked_solve = false;
       Evaluation e{};
       for (double t = 1.0; t >= 1e-8; t *= 0.5) {
-        make_candidate(static_cast<S>(t), S(0));
+        make_candidate(dir_, static_cast<S>(t), S(0));
         e = evaluate(cfg, bs, has_w);
         evaluated_at_cur = false;
         if (!checked_solve) {
@@ -427,7 +428,7 @@ class Engine final : public EngineBase {
           if (e.solve_status != solve_ok) {  // singular or non-finite LU result: minimum-norm direction
             min_norm_fallback();
             d.used_regularized_fallback = true;
-            make_candidate(static_cast<S>(t), S(0));
+            make_candidate(dir_, static_cast<S>(t), S(0));
             e = evaluate(cfg, bs, has_w);
           }
         }
@@ -462,11 +463,10 @@ class Engine final : public EngineBase {
       d.iterations = it;
       gram_gradient(false);
       reduce_assemble(Assemble::gradient, bs, hessian_);
-      Kokkos::deep_copy(space_, dir_, grad_);
       bool accepted = false;
       Evaluation e{};
       for (int attempt = 0; attempt < 40; ++attempt) {
-        make_candidate(static_cast<S>(1.0 / phi), static_cast<S>(bs.lambda / phi));
+        make_candidate(grad_, static_cast<S>(1.0 / phi), static_cast<S>(bs.lambda / phi));
         e = evaluate(cfg, bs, has_w);
         evaluated_at_cur = false;
         const double bound = f + e.gstep + 0.5 * phi * e.step_norm * e.step_norm;

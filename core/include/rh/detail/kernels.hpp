@@ -19,9 +19,6 @@ struct Sums {
   KOKKOS_INLINE_FUNCTION Sums() {
     for (int i = 0; i < N; ++i) v[i] = 0.0;
   }
-  KOKKOS_INLINE_FUNCTION void add(const Sums& o) {
-    for (int i = 0; i < N; ++i) v[i] += o.v[i];
-  }
 };
 using Sums8 = Sums<8>;
 
