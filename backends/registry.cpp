@@ -1,24 +1,34 @@
-// Which execution spaces this build has, Kokkos start-up, and the engine factory over them.
+// Which execution spaces this build has (the generated list of backends/), Kokkos start-up, and the engine
+// factory over them. Nothing here names a space: each one's traits say what it is.
 #include <Kokkos_Core.hpp>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <mutex>
 
 #include "rh/detail/compat.hpp"
+#include "rh/detail/compiled_spaces.hpp"
 #include "rh/detail/engine_base.hpp"
 #include "rh/regressor.hpp"
 
 namespace rh {
 namespace detail {
-#if defined(KOKKOS_ENABLE_SERIAL)
-std::unique_ptr<EngineBase> make_serial_engine(Dtype, int);
-#endif
-#if defined(KOKKOS_ENABLE_OPENMP)
-std::unique_ptr<EngineBase> make_openmp_engine(Dtype, int);
-#endif
-#if defined(KOKKOS_ENABLE_CUDA)
-std::unique_ptr<EngineBase> make_cuda_engine(Dtype, int);
-#endif
+#define RH_DECLARE_FACTORY(name, TRAITS, ARG) \
+  extern template std::unique_ptr<EngineBase> make_engine_for<TRAITS>(Dtype, int);
+RH_FOR_EACH_COMPILED_SPACE(RH_DECLARE_FACTORY, )
+#undef RH_DECLARE_FACTORY
+
+// Calls f(Tag<Traits>) for the compiled space `space`; returns whether there is one.
+template <class F>
+bool with_compiled_space(Space space, F&& f) {
+  bool found = false;
+  for_each_type(CompiledSpaces{}, [&](auto tag) {
+    if (!found && decltype(tag)::type::id == space) {
+      found = true;
+      f(tag);
+    }
+  });
+  return found;
+}
 }  // namespace detail
 
 namespace {
@@ -47,46 +57,19 @@ void initialize_runtime(const RuntimeOptions& options) {
 std::vector<SpaceInfo> compiled_spaces() {
   initialize_runtime();
   std::vector<SpaceInfo> out;
-#if defined(KOKKOS_ENABLE_SERIAL)
-  out.push_back({Space::serial, "serial", 1, 1});
-#endif
-#if defined(KOKKOS_ENABLE_OPENMP)
-  out.push_back({Space::openmp, "openmp", compat::concurrency(Kokkos::OpenMP()), 1});
-#endif
-#if defined(KOKKOS_ENABLE_CUDA)
-  out.push_back({Space::cuda, "cuda", compat::concurrency(Kokkos::Cuda()), device_count(Space::cuda)});
-#endif
+  detail::for_each_type(detail::CompiledSpaces{}, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    out.push_back({T::id, space_name(T::id), T::concurrency(), T::device_count()});
+  });
   return out;
 }
 
-bool space_compiled(Space space) {
-  switch (space) {
-#if defined(KOKKOS_ENABLE_SERIAL)
-    case Space::serial: return true;
-#endif
-#if defined(KOKKOS_ENABLE_OPENMP)
-    case Space::openmp: return true;
-#endif
-#if defined(KOKKOS_ENABLE_CUDA)
-    case Space::cuda: return true;
-#endif
-    default: return false;
-  }
-}
+bool space_compiled(Space space) { return detail::with_compiled_space(space, [](auto) {}); }
 
 int device_count(Space space) {
-  if (!space_compiled(space)) return 0;
-#if defined(KOKKOS_ENABLE_CUDA)
-  if (space == Space::cuda) {
-    int devices = 0;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess) {
-      cudaGetLastError();
-      return 0;
-    }
-    return devices;
-  }
-#endif
-  return 1;
+  int count = 0;
+  detail::with_compiled_space(space, [&](auto tag) { count = decltype(tag)::type::device_count(); });
+  return count;
 }
 
 std::string kokkos_version() {
@@ -94,42 +77,14 @@ std::string kokkos_version() {
 }
 
 void detail::check_host_pointer(const void* ptr, const char* what) {
-#if defined(KOKKOS_ENABLE_CUDA)
-  // Device memory read as host memory would crash the host loop; CUDA can tell us first.
-  cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
-    cudaGetLastError();  // an unregistered host pointer is fine; clear the error the query left behind
-    return;
-  }
-  if (attr.type == cudaMemoryTypeDevice)
-    throw Error(Errc::invalid_argument,
-                fmt::format("{} was passed as host memory but CUDA reports it as device memory", what));
-#else
-  (void)ptr;
-  (void)what;
-#endif
+  for_each_type(CompiledSpaces{}, [&](auto tag) { decltype(tag)::type::check_host_pointer(ptr, what); });
 }
 
 std::unique_ptr<detail::EngineBase> detail::make_engine(Space space, Dtype dtype, int device_id) {
-  switch (space) {
-#if defined(KOKKOS_ENABLE_SERIAL)
-    case Space::serial: return make_serial_engine(dtype, device_id);
-#endif
-#if defined(KOKKOS_ENABLE_OPENMP)
-    case Space::openmp: return make_openmp_engine(dtype, device_id);
-#endif
-#if defined(KOKKOS_ENABLE_CUDA)
-    case Space::cuda:
-      // Kokkos drives one CUDA device per process: the one chosen when it was initialized.
-      if (device_id != Kokkos::Cuda().cuda_device())
-        throw Error(Errc::unavailable, fmt::format("CUDA device {} was requested, but this process runs Kokkos on "
-                                                   "device {} (set it with rh::initialize_runtime or rh_init)",
-                                                   device_id, Kokkos::Cuda().cuda_device()));
-      return make_cuda_engine(dtype, device_id);
-#endif
-    default: break;
-  }
-  if (space != Space::serial && space != Space::openmp && space != Space::cuda)
+  std::unique_ptr<EngineBase> engine;
+  if (with_compiled_space(space, [&](auto tag) { engine = make_engine_for<typename decltype(tag)::type>(dtype, device_id); }))
+    return engine;
+  if (!space_known(space))
     throw Error(Errc::invalid_argument, fmt::format("unknown execution space enum value {}", static_cast<int>(space)));
   throw Error(Errc::unavailable,
               fmt::format("execution space {} is not compiled into this build of the library", space_name(space)));

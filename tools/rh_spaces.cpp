@@ -10,15 +10,21 @@ int main(int argc, char** argv) {
   std::string required;
   for (int i = 1; i < argc; ++i)
     if (std::strcmp(argv[i], "--require-profile") == 0 && i + 1 < argc) required = argv[++i];
-  // Checked before Kokkos starts: a CUDA build cannot initialize Kokkos on a machine without a GPU.
-  if (required == "cuda" && rh::device_count(rh::Space::cuda) == 0) {
-    fmt::print(stderr, "profile cuda needs the CUDA space compiled ({}) and a CUDA device present (none found)\n",
-               rh::space_compiled(rh::Space::cuda) ? "it is" : "it is not");
-    return 2;
-  }
-  if (required != "" && required != "cpu" && required != "cuda") {
-    fmt::print(stderr, "unknown test profile '{}' (known: cpu, cuda)\n", required);
-    return 2;
+  // A test profile is the ctest label of a space's tests: cpu (the host spaces) or a device space's own name. A
+  // device profile is checked before Kokkos starts: a device build cannot initialize Kokkos without its device.
+  if (!required.empty() && required != "cpu") {
+    rh::Space space;
+    try {
+      space = rh::space_from_name(required);
+    } catch (const rh::Error&) {
+      fmt::print(stderr, "unknown test profile '{}' (known: cpu, or the name of a device space)\n", required);
+      return 2;
+    }
+    if (rh::device_count(space) == 0) {
+      fmt::print(stderr, "profile {} needs the {} space compiled ({}) and a device present (none found)\n", required,
+                 required, rh::space_compiled(space) ? "it is" : "it is not");
+      return 2;
+    }
   }
   const auto spaces = rh::compiled_spaces();
   fmt::print("renewable-huber {} on Kokkos {}\n", rh::library_version(), rh::kokkos_version());

@@ -1,5 +1,7 @@
 // Names, configuration and state validation: the host-side rules that need no execution space.
 #include <cmath>
+#include <string>
+#include <utility>
 #include <fmt/format.h>
 
 #include "rh/config.hpp"
@@ -25,13 +27,27 @@ const char* errc_name(Errc code) noexcept {
   return "unknown error";
 }
 
+namespace {
+// The names of rh::Space, compiled or not: the public vocabulary of tools, tests and the C ABI's space info.
+constexpr std::pair<Space, const char*> kSpaceNames[] = {
+    {Space::serial, "serial"}, {Space::openmp, "openmp"}, {Space::cuda, "cuda"}};
+}  // namespace
+
 const char* space_name(Space s) noexcept {
-  switch (s) {
-    case Space::serial: return "serial";
-    case Space::openmp: return "openmp";
-    case Space::cuda: return "cuda";
-  }
+  for (const auto& [space, name] : kSpaceNames)
+    if (space == s) return name;
   return "unknown";
+}
+
+bool space_known(Space s) noexcept { return std::string(space_name(s)) != "unknown"; }
+
+Space space_from_name(const std::string& name) {
+  std::string known;
+  for (const auto& [space, space_name] : kSpaceNames) {
+    if (name == space_name) return space;
+    known += known.empty() ? space_name : std::string(", ") + space_name;
+  }
+  throw Error(Errc::invalid_argument, fmt::format("unknown execution space '{}' (known: {})", name, known));
 }
 
 const char* dtype_name(Dtype d) noexcept {

@@ -159,11 +159,25 @@ static void make_batch(rh_batch* b, const void* x, const void* y, const void* w,
   b->memory = RH_MEMORY_HOST;
 }
 
+/* The RH_SPACE_* code of a compiled space, found by name in the library's own list. */
 static int space_code(const char* name) {
-  if (strcmp(name, "serial") == 0) return RH_SPACE_SERIAL;
-  if (strcmp(name, "openmp") == 0) return RH_SPACE_OPENMP;
-  if (strcmp(name, "cuda") == 0) return RH_SPACE_CUDA;
-  die("unknown space (serial, openmp or cuda)");
+  int32_t count = 0, i;
+  rh_space_info info;
+  check(rh_space_count(&count), "rh_space_count");
+  for (i = 0; i < count; ++i) {
+    RH_STRUCT_INIT(&info);
+    check(rh_space_get(i, &info), "rh_space_get");
+    if (strcmp(info.name, name) == 0) return info.space;
+  }
+  die("the space is not compiled into this library");
+  return 0;
+}
+
+/* The RH_PENALTY_* code of a corpus penalty name; any other name is an error, never another penalty. */
+static int32_t penalty_code(const char* name) {
+  if (strcmp(name, "none") == 0) return RH_PENALTY_NONE;
+  if (strcmp(name, "l1") == 0) return RH_PENALTY_L1;
+  die("fixture: unknown penalty (known: none, l1)");
   return 0;
 }
 
@@ -193,7 +207,7 @@ static int run_case(FILE* f, const char* space) {
   expect_word(f, "config");
   cfg.tau = read_double(f);
   if (fscanf(f, "%7s", penalty) != 1) die("fixture: expected a penalty");
-  cfg.penalty = strcmp(penalty, "l1") == 0 ? RH_PENALTY_L1 : RH_PENALTY_NONE;
+  cfg.penalty = penalty_code(penalty);
   cfg.lambda_scale = read_double(f);
   cfg.bandwidth_scale = read_double(f);
   cfg.fit_intercept = (int32_t)read_int(f);

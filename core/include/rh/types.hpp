@@ -15,7 +15,11 @@ enum class Layout : int { row_major = 0, col_major = 1 };
 // checked, never guessed.
 enum class Memory : int { host = 0, device = 1 };
 
+// Every space has a name, compiled or not ("serial", "openmp", "cuda"); other values are "unknown".
 const char* space_name(Space s) noexcept;
+bool space_known(Space s) noexcept;
+// The space called `name`; throws rh::Error(Errc::invalid_argument) for any other name.
+Space space_from_name(const std::string& name);
 const char* dtype_name(Dtype d) noexcept;
 
 // A dense matrix owned by the caller: element (i, j) is at data[i*ld + j] (row-major) or data[j*ld + i].

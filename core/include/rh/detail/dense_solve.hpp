@@ -13,15 +13,14 @@
 #include <vector>
 
 #include "rh/detail/compat.hpp"
-#include "rh/detail/kernels.hpp"  // Tuning
 
 namespace rh::detail {
 
 enum SolveStatus : int { solve_ok = 0, solve_singular = 1, solve_non_finite = 2 };
 
-template <class Space, class MView, class VView, class StatusView>
+template <class Traits, class MView, class VView, class StatusView>
 struct LuSolve {
-  using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
+  using member_type = typename Kokkos::TeamPolicy<typename Traits::execution_space>::member_type;
   MView a_in, lu;  // a_in is kept intact; lu receives the factors
   VView rhs, sol;
   StatusView status;
@@ -64,7 +63,7 @@ struct LuSolve {
       // both forms): a flat range over all entries keeps a device team busy; one thread (a host team) runs
       // row by row so the inner loop is contiguous and vectorizes.
       const int m = q - k - 1;
-      if constexpr (Tuning<Space>::host) {
+      if constexpr (Traits::host) {
         for (int i = k + 1; i < q; ++i) {
           const auto l = lu(i, k);
           for (int j = k + 1; j < q; ++j) lu(i, j) -= l * lu(k, j);

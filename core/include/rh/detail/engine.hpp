@@ -17,16 +17,9 @@
 
 namespace rh::detail {
 
-// How a space reaches memory the caller says is "device" memory. The generic answer (host spaces): it cannot.
-// A space with its own memory specializes this in backends/ and checks the pointer for real.
-template <class Space>
-struct DevicePointers {
-  static constexpr bool supported = false;
-  static void check(const void*, const char*, int /*device_id*/) {}
-};
-
-template <class Space, class S>
+template <class Traits, class S>
 class Engine final : public EngineBase {
+  using Space = typename Traits::execution_space;
   using memory_space = typename Space::memory_space;
   using Vector = Kokkos::View<S*, memory_space>;
   using Matrix = Kokkos::View<S**, Kokkos::LayoutRight, memory_space>;      // q×q
@@ -36,12 +29,12 @@ class Engine final : public EngineBase {
   using SumsView = Kokkos::View<Sums8, memory_space>;
   using DoubleVector = Kokkos::View<double*, memory_space>;
   using DoubleMatrix = Kokkos::View<double**, Kokkos::LayoutRight, memory_space>;
-  using tuning = Tuning<Space>;
-  static constexpr bool host_accessible = tuning::host;
+  using tuning = Traits;
+  static constexpr bool host_accessible = Traits::host;
   static constexpr long long kDesignPad = host_gram_tile;
 
  public:
-  explicit Engine(int device_id) : device_id_(device_id) {}
+  Engine(Space space, int device_id) : space_(std::move(space)), device_id_(device_id) {}
 
   Diagnostics update(const Batch& batch, const Config& config, bool from_empty) override {
     const long long p = batch.x.cols;
@@ -241,10 +234,7 @@ class Engine final : public EngineBase {
   }
 
   void check_device_pointer(const void* ptr, const char* what) const {
-    if (!DevicePointers<Space>::supported)
-      throw Error(Errc::invalid_argument,
-                  fmt::format("{} was passed as device memory, but this execution space has no device memory", what));
-    DevicePointers<Space>::check(ptr, what, device_id_);
+    Traits::check_device_pointer(ptr, what, device_id_);
   }
 
   // Copies the caller's X (any layout and leading dimension), y and w into the design workspace, appending the
@@ -356,8 +346,8 @@ class Engine final : public EngineBase {
   void gram_gradient(bool gram) {
     const long long n = design_.extent(0);
     // Host spaces use a fixed 16-wide block (vectorized inner loop); device teams shrink the tile for small q.
-    using F = GramGradient<Space, S, Design, Vector, Partial>;
-    const int tile = tuning::host ? F::host_tile : static_cast<int>(std::min<long long>(tuning::tile, q_));
+    using F = GramGradient<Traits, S, Design, Vector, Partial>;
+    const int tile = tuning::host ? F::host_tile : static_cast<int>(std::min<long long>(Traits::gram_tile, q_));
     const int tiles = static_cast<int>((q_ + tile - 1) / tile);
     const int pairs = gram ? tiles * (tiles + 1) / 2 : 0;
     const int grad_tiles = tiles;
@@ -382,8 +372,8 @@ class Engine final : public EngineBase {
 
   // Solves hessian_ · dir_ = grad_ by LU on the space. The status comes back with the next evaluation.
   void lu_solve() {
-    using F = LuSolve<Space, Matrix, Vector, Status>;
-    const int team = tuning::host ? 1 : std::min(1024, std::max(32, static_cast<int>(((q_ * q_ + 31) / 32) * 32)));
+    using F = LuSolve<Traits, Matrix, Vector, Status>;
+    const int team = Traits::lu_team_size(q_);
     Kokkos::parallel_for("rh::lu_solve", Kokkos::TeamPolicy<Space>(space_, 1, team),
                          F{hessian_, lu_, grad_, dir_, solve_status_, static_cast<int>(q_)});
   }

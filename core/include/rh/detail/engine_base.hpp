@@ -22,11 +22,15 @@ class EngineBase {
   virtual void reset() = 0;
 };
 
-// Defined in backends/: throws Errc::invalid_argument when memory passed as host memory is known to be device
-// memory (possible only when a space with its own memory is compiled). `what` names the array.
+// Defined in backends/registry.cpp: throws Errc::invalid_argument when memory passed as host memory is known to be
+// device memory by any compiled space (only a space with its own memory can know). `what` names the array.
 void check_host_pointer(const void* ptr, const char* what);
 
-// Defined in backends/: creates the engine of a compiled space, or throws Errc::unavailable.
+// Defined in backends/registry.cpp: creates the engine of a compiled space, or throws Errc::unavailable.
 std::unique_ptr<EngineBase> make_engine(Space space, Dtype dtype, int device_id);
+
+// The engine of one space (explicitly instantiated per compiled space, see rh/detail/instantiate.hpp).
+template <class Traits>
+std::unique_ptr<EngineBase> make_engine_for(Dtype dtype, int device_id);
 
 }  // namespace rh::detail

@@ -22,21 +22,6 @@ struct Sums {
 };
 using Sums8 = Sums<8>;
 
-// Tuning of the team kernels. Generic defaults: one thread per team on host spaces (teams are the unit of
-// parallelism there), 256 threads per team on spaces with their own memory. A backend may specialize it.
-template <class Space>
-struct Tuning {
-  static constexpr bool host =
-      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible;
-  static constexpr int team_size = host ? 1 : 256;
-  static constexpr int tile = 16;         // Gram tile edge: 16×16 entries, one per thread of a 256-thread team
-  static constexpr int stage_rows = 32;   // rows of a tile pair staged in team scratch at a time
-  // Row chunks of the batch passes (see Engine::chunk_rows). The count depends only on n and q, never on the
-  // thread count, so results are bitwise identical for any number of OpenMP threads.
-  static constexpr long long max_chunks = host ? 64 : 128;  // enough teams to fill 2 cores / 132 SMs
-  static constexpr long long min_chunks = 16;
-};
-
 // Slots of the Sums8 an evaluation reads back.
 enum EvalSlot : int {
   slot_loss = 0,        // Σ w_i ρ_τ(r_i)
@@ -200,8 +185,9 @@ struct ChunkWeightSums {
 // Edge of the host Gram path's blocks; the design buffer is padded by this many values (see host_block).
 constexpr int host_gram_tile = 16;
 
-template <class Space, class S, class XView, class VView, class PView>
+template <class Traits, class S, class XView, class VView, class PView>
 struct GramGradient {
+  using Space = typename Traits::execution_space;
   using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
   using scratch_view = Kokkos::View<S*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
   static constexpr int host_tile = host_gram_tile;  // compile-time, so the accumulators stay in registers
@@ -212,7 +198,7 @@ struct GramGradient {
   int tile, tiles, pairs, grad_tiles, stage_rows;
 
   static size_t scratch_bytes(int tile, int stage_rows) {
-    if (Tuning<Space>::host) return 0;
+    if (Traits::host) return 0;
     return scratch_view::shmem_size(2 * stage_rows * tile) + scratch_view::shmem_size(tile * tile);
   }
 
@@ -231,7 +217,7 @@ struct GramGradient {
     } else {
       a = job - pairs;
     }
-    if constexpr (Tuning<Space>::host) {
+    if constexpr (Traits::host) {
       host_block(chunk, r0, r1, gram, a, b);
     } else {
       team_block(team, chunk, r0, r1, gram, a, b);

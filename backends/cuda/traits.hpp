@@ -1,0 +1,80 @@
+// Kokkos::Cuda: device memory, 256-thread teams, and the CUDA runtime's view of caller pointers. The only file
+// of the project that calls the CUDA runtime.
+#pragma once
+#include <Kokkos_Core.hpp>
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include "rh/detail/compat.hpp"
+#include "rh/error.hpp"
+#include "rh/types.hpp"
+
+namespace rh::backends::cuda {
+
+struct Traits {
+  using execution_space = Kokkos::Cuda;
+  static constexpr Space id = Space::cuda;
+  static constexpr bool host = false;
+  static constexpr int team_size = 256;
+  static constexpr int gram_tile = 16;    // 16×16 entries: one per thread of a 256-thread team
+  static constexpr int stage_rows = 32;   // rows of a tile pair staged in team scratch at a time
+  // Row chunks (see HostTraits): 128 teams of 256 threads fill the 132 SMs of an H100/H200.
+  static constexpr long long min_chunks = 16;
+  static constexpr long long max_chunks = 128;
+  // The LU team: one thread per matrix entry, in whole warps, at most a block of 1024.
+  static int lu_team_size(long long q) {
+    const long long entries = ((q * q + 31) / 32) * 32;
+    return static_cast<int>(entries < 32 ? 32 : (entries > 1024 ? 1024 : entries));
+  }
+
+  // Asked before Kokkos starts (a CUDA build cannot start Kokkos without a GPU): 0 when none is usable.
+  static int device_count() {
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    return devices;
+  }
+  static int concurrency() { return compat::concurrency(Kokkos::Cuda()); }
+
+  // Kokkos drives one CUDA device per process: the one chosen when it was initialized.
+  static Kokkos::Cuda instance(int device_id) {
+    const Kokkos::Cuda space;
+    if (device_id != space.cuda_device())
+      throw Error(Errc::unavailable, fmt::format("CUDA device {} was requested, but this process runs Kokkos on "
+                                                 "device {} (set it with rh::initialize_runtime or rh_init)",
+                                                 device_id, space.cuda_device()));
+    return space;
+  }
+
+  // Memory passed as device memory must be CUDA device (or managed) memory on the engine's device.
+  static void check_device_pointer(const void* ptr, const char* what, int device_id) {
+    cudaPointerAttributes attr{};
+    const cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
+    if (err != cudaSuccess) {
+      cudaGetLastError();  // clear the sticky error of a failed query
+      throw Error(Errc::invalid_argument, fmt::format("{} is not a CUDA pointer ({})", what, cudaGetErrorString(err)));
+    }
+    if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged)
+      throw Error(Errc::invalid_argument,
+                  fmt::format("{} was passed as device memory but CUDA reports it as host memory", what));
+    if (attr.device != device_id)
+      throw Error(Errc::invalid_argument,
+                  fmt::format("{} lives on CUDA device {}, but the model runs on device {}", what, attr.device, device_id));
+  }
+
+  // Device memory read as host memory would crash the host loop; CUDA can tell us first.
+  static void check_host_pointer(const void* ptr, const char* what) {
+    cudaPointerAttributes attr{};
+    if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
+      cudaGetLastError();  // an unregistered host pointer is fine; clear the error the query left behind
+      return;
+    }
+    if (attr.type == cudaMemoryTypeDevice)
+      throw Error(Errc::invalid_argument,
+                  fmt::format("{} was passed as host memory but CUDA reports it as device memory", what));
+  }
+};
+
+}  // namespace rh::backends::cuda

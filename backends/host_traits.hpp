@@ -1,0 +1,37 @@
+// What the host spaces (Serial, OpenMP) share: host memory and the host kernel paths, where a team is one thread
+// and teams are the unit of parallelism.
+#pragma once
+#include <Kokkos_Core.hpp>
+#include <fmt/format.h>
+
+#include "rh/detail/compat.hpp"
+#include "rh/error.hpp"
+#include "rh/types.hpp"
+
+namespace rh::backends {
+
+template <class ExecutionSpace, Space Id>
+struct HostTraits {
+  using execution_space = ExecutionSpace;
+  static constexpr Space id = Id;
+  static constexpr bool host = true;
+  static constexpr int team_size = 1;
+  static constexpr int gram_tile = 16;  // unused: the host Gram path has its own fixed 16-wide blocks
+  static constexpr int stage_rows = 32;
+  // Row chunks: the count depends only on n and q (Passes::chunks_for), never on the thread count, so results
+  // are bitwise identical for any number of OpenMP threads. 64 teams keep a many-core host busy.
+  static constexpr long long min_chunks = 16;
+  static constexpr long long max_chunks = 64;
+  static int lu_team_size(long long /*q*/) { return 1; }  // one thread: the row-by-row LU vectorizes
+
+  static int device_count() { return 1; }
+  static int concurrency() { return compat::concurrency(ExecutionSpace()); }
+  static ExecutionSpace instance(int /*device_id*/) { return ExecutionSpace(); }
+  static void check_device_pointer(const void*, const char* what, int /*device_id*/) {
+    throw Error(Errc::invalid_argument,
+                fmt::format("{} was passed as device memory, but this execution space has no device memory", what));
+  }
+  static void check_host_pointer(const void*, const char*) {}  // host memory is all a host space knows
+};
+
+}  // namespace rh::backends

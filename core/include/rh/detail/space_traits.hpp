@@ -1,0 +1,52 @@
+// What the core asks of an execution space. Each space is a folder backends/<name>/ whose traits.hpp defines
+// rh::backends::<name>::Traits with these members (docs/architecture.md, "Spaces as traits"):
+//
+//   using execution_space                   the Kokkos execution space
+//   static constexpr Space id               its value in the public enum rh::Space
+//   static constexpr bool host              its memory is host memory: caller arrays are read in place, and the
+//                                           kernels take their host paths (one thread per team)
+//   static constexpr int team_size          threads per team of the row-chunk kernels
+//   static constexpr int gram_tile          Gram tile edge of the team path (the host path is fixed at 16)
+//   static constexpr int stage_rows         rows staged in team scratch at a time (team path)
+//   static constexpr long long min_chunks, max_chunks   bounds of the row-chunk count (Passes::chunks_for)
+//   static int lu_team_size(long long q)    team size of the one-team LU factor+solve
+//   static int device_count()               devices present (1 for a host space); must not start Kokkos
+//   static int concurrency()                threads (host) or resident threads (device) of Kokkos' instance
+//   static execution_space instance(int device_id)      the instance an engine runs on; throws Errc::unavailable
+//                                           for a device it cannot use
+//   static void check_device_pointer(const void*, const char* what, int device_id)   memory passed as device
+//                                           memory: throws Errc::invalid_argument unless it is this space's
+//   static void check_host_pointer(const void*, const char* what)   memory passed as host memory: throws
+//                                           Errc::invalid_argument when this space knows it is device memory
+//
+// Nothing else in the core names a space: no #if KOKKOS_ENABLE_*, no vendor runtime call outside backends/.
+#pragma once
+#include <Kokkos_Core.hpp>
+#include <type_traits>
+
+#include "rh/types.hpp"
+
+namespace rh::detail {
+
+// Compile-time check that a traits type has the members above with the right types.
+template <class T>
+constexpr bool check_space_traits() {
+  static_assert(std::is_same_v<std::remove_cv_t<decltype(T::id)>, Space>, "Traits::id must be an rh::Space");
+  static_assert(std::is_same_v<std::remove_cv_t<decltype(T::host)>, bool>, "Traits::host must be a bool");
+  static_assert(T::host == Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                                      typename T::execution_space::memory_space>::accessible,
+                "Traits::host must say whether the space's memory is host memory");
+  static_assert(T::team_size >= 1 && T::gram_tile >= 1 && T::stage_rows >= 1, "team tuning must be positive");
+  static_assert(T::min_chunks >= 1 && T::min_chunks <= T::max_chunks, "chunk bounds must be ordered");
+  static_assert(std::is_same_v<decltype(T::instance(0)), typename T::execution_space>,
+                "Traits::instance must return the execution space");
+  static_assert(std::is_same_v<decltype(T::device_count()), int> && std::is_same_v<decltype(T::concurrency()), int>,
+                "device_count and concurrency return int");
+  static_assert(std::is_same_v<decltype(T::lu_team_size(1LL)), int>, "lu_team_size returns int");
+  static_assert(std::is_same_v<decltype(T::check_device_pointer(nullptr, "", 0)), void> &&
+                    std::is_same_v<decltype(T::check_host_pointer(nullptr, "")), void>,
+                "pointer checks return void (they throw)");
+  return true;
+}
+
+}  // namespace rh::detail
