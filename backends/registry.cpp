@@ -14,7 +14,7 @@ namespace rh {
 namespace detail {
 #define RH_DECLARE_FACTORY(name, TRAITS, ARG) \
   extern template std::unique_ptr<EngineBase> make_engine_for<TRAITS>(Dtype, int);
-RH_FOR_EACH_COMPILED_SPACE(RH_DECLARE_FACTORY, )
+RH_FOR_EACH_COMPILED_SPACE(RH_DECLARE_FACTORY, unused)
 #undef RH_DECLARE_FACTORY
 
 // Calls f(Tag<Traits>) for the compiled space `space`; returns whether there is one.

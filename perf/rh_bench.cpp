@@ -145,7 +145,7 @@ void run_case(benchmark::State& state, const Case& c) {
       Counter(static_cast<double>(last.iterations), Counter::kIsIterationInvariantRate | Counter::kInvert);
 }
 
-const char* penalty_label(rh::Penalty p) { return p == rh::Penalty::l1 ? "l1" : "none"; }
+const char* penalty_label(rh::Penalty p) { return rh::penalty_name(p); }
 const char* dtype_label(rh::Dtype d) { return d == rh::Dtype::f32 ? "f32" : "f64"; }
 
 }  // namespace

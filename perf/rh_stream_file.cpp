@@ -170,11 +170,7 @@ rh::Dtype parse_dtype(const std::string& s) {
   if (s == "f64" || s == "float64") return rh::Dtype::f64;
   throw std::runtime_error("dtype must be f32 or f64");
 }
-rh::Penalty parse_penalty(const std::string& s) {
-  if (s == "none") return rh::Penalty::none;
-  if (s == "l1") return rh::Penalty::l1;
-  throw std::runtime_error("penalty must be none or l1");
-}
+rh::Penalty parse_penalty(const std::string& s) { return rh::penalty_from_name(s); }
 bool parse_lifecycle(const std::string& s) {
   if (s == "cold") return false;
   if (s == "steady") return true;
@@ -286,7 +282,7 @@ int one_shot(const Data& d, const Op& op, int reps, bool kernel_profile) {
   std::sort(s.begin(), s.end());
   fmt::print("{} rows x {} features, batch {}: {} / {} / {} / {}\n", d.samples, d.features, d.batch,
              rh::space_name(op.space), op.dtype == rh::Dtype::f32 ? "f32" : "f64",
-             op.penalty == rh::Penalty::l1 ? "l1" : "none", op.steady ? "steady" : "cold");
+             rh::penalty_name(op.penalty), op.steady ? "steady" : "cold");
   fmt::print("  median {:.3f} ms, min {:.3f} ms over {} operations; iterations {} (per batch {}), all converged: {}; "
              "other processes used {:.2f} cores meanwhile\n",
              1e3 * s[s.size() / 2], 1e3 * s.front(), s.size(), m.last.iterations, json_ints(m.last.batch_iterations),

@@ -23,9 +23,7 @@ namespace {
 Config config_from(const json& c) {
   Config cfg;
   cfg.tau = c.at("tau").get<double>();
-  const auto penalty = c.at("penalty").get<std::string>();
-  if (penalty != "none" && penalty != "l1") throw std::runtime_error("unknown penalty " + penalty);
-  cfg.penalty = penalty == "l1" ? Penalty::l1 : Penalty::none;
+  cfg.penalty = penalty_from_name(c.at("penalty").get<std::string>());  // unknown: an error, never another
   cfg.lambda_scale = c.at("lambda_scale").get<double>();
   cfg.bandwidth_scale = c.at("bandwidth_scale").get<double>();
   cfg.fit_intercept = c.at("fit_intercept").get<bool>();

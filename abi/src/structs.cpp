@@ -61,30 +61,24 @@ Dtype dtype_from(std::int32_t v, const char* what) {
 }
 std::int32_t dtype_to(Dtype d) { return d == Dtype::f32 ? RH_DTYPE_F32 : RH_DTYPE_F64; }
 
+// RH_SPACE_* and RH_PENALTY_* are the C++ enum value + 1 (0 is never valid), checked here for every name.
+static_assert(RH_SPACE_SERIAL == static_cast<int>(Space::serial) + 1 &&
+              RH_SPACE_OPENMP == static_cast<int>(Space::openmp) + 1 && RH_SPACE_CUDA == static_cast<int>(Space::cuda) + 1);
+static_assert(RH_PENALTY_NONE == static_cast<int>(Penalty::none) + 1 && RH_PENALTY_L1 == static_cast<int>(Penalty::l1) + 1);
+
 Space space_from(std::int32_t v) {
-  switch (v) {
-    case RH_SPACE_SERIAL: return Space::serial;
-    case RH_SPACE_OPENMP: return Space::openmp;
-    case RH_SPACE_CUDA: return Space::cuda;
-  }
-  bad_argument(fmt::format("config.space: unknown execution space enum value {}", v));
+  if (v < 1 || !space_known(static_cast<Space>(v - 1)))
+    bad_argument(fmt::format("config.space: unknown execution space enum value {}", v));
+  return static_cast<Space>(v - 1);
 }
-std::int32_t space_to(Space s) {
-  switch (s) {
-    case Space::serial: return RH_SPACE_SERIAL;
-    case Space::openmp: return RH_SPACE_OPENMP;
-    case Space::cuda: return RH_SPACE_CUDA;
-  }
-  return 0;
-}
+std::int32_t space_to(Space s) { return static_cast<std::int32_t>(s) + 1; }
 
 Penalty penalty_from(std::int32_t v) {
-  switch (v) {
-    case RH_PENALTY_NONE: return Penalty::none;
-    case RH_PENALTY_L1: return Penalty::l1;
-  }
-  bad_argument(fmt::format("config.penalty: unknown penalty enum value {}", v));
+  if (v < 1 || !penalty_known(static_cast<Penalty>(v - 1)))
+    bad_argument(fmt::format("config.penalty: unknown penalty enum value {}", v));
+  return static_cast<Penalty>(v - 1);
 }
+std::int32_t penalty_to(Penalty p) { return static_cast<std::int32_t>(p) + 1; }
 
 Layout layout_from(std::int32_t v) {
   switch (v) {
@@ -168,7 +162,7 @@ void write_config(const ModelSettings& s, rh_config* out) {
   out->bandwidth_scale = s.config.bandwidth_scale;
   out->tol = s.config.tol;
   out->ridge = s.config.ridge;
-  out->penalty = s.config.penalty == Penalty::l1 ? RH_PENALTY_L1 : RH_PENALTY_NONE;
+  out->penalty = penalty_to(s.config.penalty);
   out->fit_intercept = s.config.fit_intercept ? 1 : 0;
   out->max_iter = s.config.max_iter;
   out->dtype = dtype_to(s.dtype);

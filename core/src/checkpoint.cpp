@@ -23,9 +23,11 @@ constexpr std::size_t kTotalSizeOffset = 16;
 constexpr std::size_t kPreambleSize = 24;  // magic, version, flags, total size: enough to locate everything else
 constexpr std::size_t kFixedSize = 144;
 constexpr std::size_t kChecksumSize = 4;
-// Format codes (0 is never valid, like the C ABI's enums).
-constexpr std::uint32_t kPenaltyNone = 1, kPenaltyL1 = 2;
+// Format codes (0 is never valid, like the C ABI's enums): a penalty is stored as its enum value + 1.
 constexpr std::uint32_t kDtypeF32 = 1, kDtypeF64 = 2;
+std::uint32_t penalty_code(Penalty p) { return static_cast<std::uint32_t>(p) + 1; }
+static_assert(static_cast<int>(Penalty::none) + 1 == 1 && static_cast<int>(Penalty::l1) + 1 == 2,
+              "penalty codes are frozen by checkpoint format 1");
 
 // CRC-32 as in zlib/PNG/Ethernet: reflected polynomial 0xEDB88320, initial value and final XOR 0xFFFFFFFF.
 constexpr std::array<std::uint32_t, 256> make_crc_table() {
@@ -156,7 +158,7 @@ std::vector<std::uint8_t> encode_checkpoint(const Checkpoint& cp) {
   w.f64(cp.config.tol);
   w.f64(cp.config.ridge);
   w.i32(cp.config.max_iter);
-  w.u32(cp.config.penalty == Penalty::l1 ? kPenaltyL1 : kPenaltyNone);
+  w.u32(penalty_code(cp.config.penalty));
   w.u32(cp.config.fit_intercept ? 1 : 0);
   w.u32(cp.dtype == Dtype::f32 ? kDtypeF32 : kDtypeF64);
   w.i64(st.n_features);
@@ -203,8 +205,10 @@ Checkpoint decode_checkpoint(const std::uint8_t* data, std::size_t size) {
   cp.config.ridge = r.f64();
   cp.config.max_iter = r.i32();
   const std::uint32_t penalty = r.u32();
-  if (penalty != kPenaltyNone && penalty != kPenaltyL1) corrupt(fmt::format("unknown penalty code {}", penalty));
-  cp.config.penalty = penalty == kPenaltyL1 ? Penalty::l1 : Penalty::none;
+  const std::int64_t penalty_value = static_cast<std::int64_t>(penalty) - 1;
+  if (penalty_value < 0 || penalty_value > INT32_MAX || !penalty_known(static_cast<Penalty>(penalty_value)))
+    corrupt(fmt::format("unknown penalty code {}", penalty));
+  cp.config.penalty = static_cast<Penalty>(penalty_value);
   cp.config.fit_intercept = read_bool(r, "config fit_intercept");
   const std::uint32_t dtype = r.u32();
   if (dtype != kDtypeF32 && dtype != kDtypeF64) corrupt(fmt::format("unknown dtype code {}", dtype));

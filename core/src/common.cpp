@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "rh/config.hpp"
+#include "rh/detail/penalties.hpp"
 #include "rh/error.hpp"
 #include "rh/regressor.hpp"
 #include "rh/types.hpp"
@@ -50,6 +51,40 @@ Space space_from_name(const std::string& name) {
   throw Error(Errc::invalid_argument, fmt::format("unknown execution space '{}' (known: {})", name, known));
 }
 
+namespace {
+// The names of the penalty policies, in list order, joined by `separator`.
+std::string penalty_names(const char* separator) {
+  std::string out;
+  detail::for_each_type(detail::Penalties{}, [&](auto tag) {
+    out += (out.empty() ? "" : separator) + std::string(decltype(tag)::type::name);
+  });
+  return out;
+}
+}  // namespace
+
+const char* penalty_name(Penalty p) noexcept {
+  const char* name = "unknown";
+  detail::for_each_type(detail::Penalties{}, [&](auto tag) {
+    if (decltype(tag)::type::id == p) name = decltype(tag)::type::name;
+  });
+  return name;
+}
+
+bool penalty_known(Penalty p) noexcept { return std::string(penalty_name(p)) != "unknown"; }
+
+Penalty penalty_from_name(const std::string& name) {
+  Penalty found = Penalty::none;
+  bool known = false;
+  detail::for_each_type(detail::Penalties{}, [&](auto tag) {
+    if (name == decltype(tag)::type::name) {
+      found = decltype(tag)::type::id;
+      known = true;
+    }
+  });
+  if (!known) throw Error(Errc::invalid_argument, fmt::format("unknown penalty '{}' (known: {})", name, penalty_names(", ")));
+  return found;
+}
+
 const char* dtype_name(Dtype d) noexcept {
   switch (d) {
     case Dtype::f32: return "float32";
@@ -66,8 +101,8 @@ namespace {
 
 void validate(const Config& c) {
   if (!(std::isfinite(c.tau) && c.tau > 0)) bad_config(fmt::format("tau must be finite and > 0 (got {})", c.tau));
-  if (c.penalty != Penalty::none && c.penalty != Penalty::l1)
-    bad_config(fmt::format("penalty must be none or l1 (got enum value {})", static_cast<int>(c.penalty)));
+  if (!penalty_known(c.penalty))
+    bad_config(fmt::format("penalty must be {} (got enum value {})", penalty_names(" or "), static_cast<int>(c.penalty)));
   if (!(std::isfinite(c.lambda_scale) && c.lambda_scale >= 0))
     bad_config(fmt::format("lambda_scale must be finite and >= 0 (got {})", c.lambda_scale));
   if (!(std::isfinite(c.bandwidth_scale) && c.bandwidth_scale > 0))

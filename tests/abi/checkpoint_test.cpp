@@ -69,7 +69,9 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 const char* dtype_label(std::int32_t d) { return d == RH_DTYPE_F32 ? "float32" : "float64"; }
-const char* penalty_label(std::int32_t p) { return p == RH_PENALTY_L1 ? "l1" : "none"; }
+const char* penalty_label(std::int32_t p) {
+  return p == RH_PENALTY_L1 ? "l1" : (p == RH_PENALTY_NONE ? "none" : "an unknown penalty");
+}
 
 }  // namespace
 

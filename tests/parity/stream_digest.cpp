@@ -57,10 +57,11 @@ int main(int argc, char** argv) {
   const std::string name = argv[1];
   for (const auto& s : rh::compiled_spaces()) {
     if (s.name != name) continue;
-    for (auto penalty : {rh::Penalty::none, rh::Penalty::l1})
-      fmt::print("{} f64 {:016x}\n{} f32 {:016x}\n", penalty == rh::Penalty::l1 ? "l1" : "none",
-                 stream_digest<double>(s.space, penalty), penalty == rh::Penalty::l1 ? "l1" : "none",
-                 stream_digest<float>(s.space, penalty));
+    for (int v = 0; rh::penalty_known(static_cast<rh::Penalty>(v)); ++v) {  // every penalty
+      const auto penalty = static_cast<rh::Penalty>(v);
+      fmt::print("{} f64 {:016x}\n{} f32 {:016x}\n", rh::penalty_name(penalty), stream_digest<double>(s.space, penalty),
+                 rh::penalty_name(penalty), stream_digest<float>(s.space, penalty));
+    }
     return 0;
   }
   fmt::print(stderr, "space {} is not compiled\n", name);

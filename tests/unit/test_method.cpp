@@ -2,11 +2,12 @@
 #include <algorithm>
 #include <numeric>
 
-#include "rh/method.hpp"
+#include "rh/detail/penalties.hpp"
 #include "support.hpp"
 
 using namespace rh;
 using namespace rh::test;
+using namespace rh::detail;
 
 TEST_CASE("smoothed score and curvature match the golden points of §1.2") {
   const double r1[] = {-3, -2.5, -2.25, -2, -1.75, -1.5};
@@ -39,9 +40,11 @@ TEST_CASE("bandwidth and lambda follow §1.3") {
   CHECK(bandwidth_for(1.0, 24.5, 4, 1.2) == doctest::Approx(0.1457342066566842).epsilon(1e-15));
   CHECK(bandwidth_for(1e6, 24.5, 4, 1.2) == 1.2);
   CHECK(bandwidth_for(1.0, 9.0, 1, 5.0) == doctest::Approx(1.0 / (3.0 * std::log(2.0))).epsilon(1e-15));
-  CHECK(lambda_for(true, 0.55, 1.345, 31.0, 6) ==
-        doctest::Approx(0.55 * 1.345 * std::sqrt(std::log(6.0) / 31.0)).epsilon(1e-15));
-  CHECK(lambda_for(false, 0.55, 1.345, 31.0, 6) == 0.0);
+  Config cfg;
+  cfg.lambda_scale = 0.55;
+  cfg.tau = 1.345;
+  CHECK(penalty::L1::lambda(cfg, 31.0, 6) == doctest::Approx(0.55 * 1.345 * std::sqrt(std::log(6.0) / 31.0)).epsilon(1e-15));
+  CHECK(penalty::None::lambda(cfg, 31.0, 6) == 0.0);
 }
 
 TEST_CASE("with a huge tau and no ridge the fit is closed-form least squares") {

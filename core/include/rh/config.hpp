@@ -1,10 +1,19 @@
-// Estimator configuration: every parameter of the method with its default (seed-system §2.1, §8 item 2).
+// Estimator configuration: every parameter of the method with its default (docs/method.md §10).
 #pragma once
 #include <cstdint>
+#include <string>
 
 namespace rh {
 
+// The penalties; each is one policy type in the core (docs/architecture.md, "Penalties as policies").
 enum class Penalty : int { none = 0, l1 = 1 };
+
+// Every penalty has a name ("none", "l1"); other values are "unknown". An unknown value or name is an error
+// everywhere, never read as another penalty.
+const char* penalty_name(Penalty p) noexcept;
+bool penalty_known(Penalty p) noexcept;
+// The penalty called `name`; throws rh::Error(Errc::invalid_argument) for any other name.
+Penalty penalty_from_name(const std::string& name);
 
 struct Config {
   double tau = 1.345;            // Huber threshold; fixed, never rescaled

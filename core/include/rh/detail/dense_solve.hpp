@@ -1,4 +1,4 @@
-// Dense solve of the q×q Newton system H d = g (seed-system §1.8).
+// Dense solve of the q×q Newton system H d = g (docs/method.md §8).
 //
 // First choice: LU with partial pivoting in one team, on the execution space, so the system never leaves the
 // device. Pivot choice and multipliers follow LAPACK's getrf (first largest |a_ik|, l = a_ik / a_kk); like
@@ -13,10 +13,9 @@
 #include <vector>
 
 #include "rh/detail/compat.hpp"
+#include "rh/detail/penalty.hpp"  // SolveStatus
 
 namespace rh::detail {
-
-enum SolveStatus : int { solve_ok = 0, solve_singular = 1, solve_non_finite = 2 };
 
 template <class Traits, class MView, class VView, class StatusView>
 struct LuSolve {

@@ -1,20 +1,11 @@
-// The library's explicit instantiations, as macros over one space's traits. backends/instantiate.cpp.in defines
-// them once per compiled space (RH_DEFINE); headers declare them extern for every compiled space (RH_DECLARE),
-// so no other translation unit instantiates the solver again.
+// What backends/instantiate.cpp.in compiles once per space: every definition of the solver, and the factory.
 #pragma once
 #include <memory>
 
 #include "rh/detail/engine.hpp"
+#include "rh/detail/instances.hpp"
+#include "rh/detail/passes_impl.hpp"
 #include "rh/detail/space_traits.hpp"
-
-#define RH_DEFINE
-#define RH_DECLARE extern
-
-// Everything instantiated for one space: the engine of each dtype and its factory.
-#define RH_SPACE_INSTANCES(PREFIX, TRAITS)                                                                      \
-  PREFIX template class ::rh::detail::Engine<TRAITS, float>;                                                    \
-  PREFIX template class ::rh::detail::Engine<TRAITS, double>;                                                   \
-  PREFIX template std::unique_ptr<::rh::detail::EngineBase> rh::detail::make_engine_for<TRAITS>(Dtype, int);
 
 namespace rh::detail {
 

@@ -1,4 +1,4 @@
-// The batch passes of the solver, written once for every execution space as Kokkos functors.
+// The Kokkos functors of the solver's passes (rh/detail/passes.hpp), written once for every execution space.
 //
 // One Newton iteration reads X twice: GramGradient (weighted Gram Σ c_i x_i x_iᵀ and data gradient Σ s_i x_i,
 // using the per-row weights s_i = w_i ψ(r_i), c_i = w_i φ(r_i) left behind by the last accepted evaluation) and
@@ -8,32 +8,10 @@
 #include <type_traits>
 
 #include "rh/detail/compat.hpp"
-#include "rh/method.hpp"
+#include "rh/detail/method.hpp"
+#include "rh/detail/passes.hpp"
 
 namespace rh::detail {
-
-// A fixed-size vector of double sums, reduced with one parallel_reduce and read back with one copy.
-template <int N>
-struct Sums {
-  double v[N];
-  KOKKOS_INLINE_FUNCTION Sums() {
-    for (int i = 0; i < N; ++i) v[i] = 0.0;
-  }
-};
-using Sums8 = Sums<8>;
-
-// Slots of the Sums8 an evaluation reads back.
-enum EvalSlot : int {
-  slot_loss = 0,        // Σ w_i ρ_τ(r_i)
-  slot_quad = 1,        // δᵀJδ, δ = cand − β̃
-  slot_hist = 2,        // Σ m_j sign(β̃_j) δ_j (historical L1 subgradient term)
-  slot_step2 = 3,       // ‖cand − β‖²
-  slot_cand2 = 4,       // ‖cand‖²
-  slot_gstep = 5,       // gᵀ(cand − β)
-  slot_l1 = 6,          // Σ m_j |cand_j|
-  slot_solve_status = 7 // status of the last dense solve (read back with the same copy)
-  // slots 1..6 are FinishEvaluation's six per-coefficient terms, in this order
-};
 
 // Fills the design matrix (and y, w) from a caller's array with arbitrary layout and leading dimension.
 // Runs on any space that can read the source pointer.
@@ -54,26 +32,29 @@ struct FillDesign {
   }
 };
 
-// Counts non-finite X/y/w values and negative weights (integers: the order of summation does not matter).
+// Counts non-finite X/y/w values and negative weights.
 template <class S, class XView, class VView>
 struct CheckBatch {
   XView x;
   VView y, w;
   long long q;
   bool has_y, has_w;
-  using value_type = Sums8;
+  using value_type = BatchCounts;
   KOKKOS_INLINE_FUNCTION void operator()(const long long i, value_type& acc) const {
     for (long long j = 0; j < q; ++j)
-      if (!compat::isfinite(x(i, j))) acc.v[0] += 1.0;
-    if (has_y && !compat::isfinite(y(i))) acc.v[1] += 1.0;
+      if (!compat::isfinite(x(i, j))) acc.non_finite_x += 1.0;
+    if (has_y && !compat::isfinite(y(i))) acc.non_finite_y += 1.0;
     const S wi = has_w ? w(i) : S(1);
-    if (!compat::isfinite(wi)) acc.v[2] += 1.0;
-    if (wi < S(0)) acc.v[3] += 1.0;
+    if (!compat::isfinite(wi)) acc.non_finite_w += 1.0;
+    if (wi < S(0)) acc.negative_w += 1.0;
   }
   KOKKOS_INLINE_FUNCTION void init(value_type& v) const { v = value_type(); }
   KOKKOS_INLINE_FUNCTION void join(RH_REDUCE_VOLATILE value_type& dst,
                                    const RH_REDUCE_VOLATILE value_type& src) const {
-    for (int k = 0; k < 8; ++k) dst.v[k] += src.v[k];
+    dst.non_finite_x += src.non_finite_x;
+    dst.non_finite_y += src.non_finite_y;
+    dst.non_finite_w += src.non_finite_w;
+    dst.negative_w += src.negative_w;
   }
 };
 
@@ -119,40 +100,46 @@ struct EvaluateRows {
   }
 };
 
-// Coefficient part of the objective, and the final in-order sums, in one team. Writes the Sums8 that the host
-// reads back in one copy (with the status of the last dense solve).
-template <class Space, class VView, class MView, class DView, class TView, class StatusView, class SumsView>
+// Coefficient part of the objective, and the final in-order sums, in one team: the EvaluationSums that the host
+// reads back in one copy (with the status of the last dense solve). Each coefficient's terms are written to
+// `terms` first and summed in coefficient order, so the sums do not depend on the team size.
+template <class Space, class Penalty, class VView, class MView, class DView, class TView, class StatusView,
+          class SumsView>
 struct FinishEvaluation {
   using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
   VView cand, cur, tilde, grad;
   MView info;
   DView chunk_loss;
-  TView terms;  // q × 6 per-coefficient terms, summed in order below
+  TView terms;  // q EvaluationSums<Penalty>: one coefficient's terms each
   StatusView solve_status;
   SumsView sums;
   long long q, chunks, penalized;
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const long long j) {
-      const double delta_j = static_cast<double>(cand(j)) - static_cast<double>(tilde(j));
+      CoefficientInputs c;
+      c.cand = static_cast<double>(cand(j));
+      c.cur = static_cast<double>(cur(j));
+      c.tilde = static_cast<double>(tilde(j));
+      c.grad = static_cast<double>(grad(j));
+      c.delta = c.cand - c.tilde;
       double j_delta = 0.0;
       for (long long k = 0; k < q; ++k)
         j_delta += static_cast<double>(info(j, k)) * (static_cast<double>(cand(k)) - static_cast<double>(tilde(k)));
-      const double step = static_cast<double>(cand(j)) - static_cast<double>(cur(j));
-      const double mj = j < penalized ? 1.0 : 0.0;
-      terms(j, 0) = delta_j * j_delta;
-      terms(j, 1) = mj * sign_of(static_cast<double>(tilde(j))) * delta_j;
-      terms(j, 2) = step * step;
-      terms(j, 3) = static_cast<double>(cand(j)) * static_cast<double>(cand(j));
-      terms(j, 4) = static_cast<double>(grad(j)) * step;
-      terms(j, 5) = mj * compat::fabs(static_cast<double>(cand(j)));
+      c.step = c.cand - c.cur;
+      c.penalized = j < penalized ? 1.0 : 0.0;
+      EvaluationSums<Penalty> t;
+      t.quad = c.delta * j_delta;
+      t.step2 = c.step * c.step;
+      t.cand2 = c.cand * c.cand;
+      Penalty::coefficient_terms(c, t.penalty);
+      terms(j) = t;
     });
     team.team_barrier();
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      Sums8 out;
-      for (long long ch = 0; ch < chunks; ++ch) out.v[slot_loss] += chunk_loss(ch);
-      for (long long j = 0; j < q; ++j)
-        for (int t = 0; t < 6; ++t) out.v[slot_quad + t] += terms(j, t);
-      out.v[slot_solve_status] = solve_status();
+      EvaluationSums<Penalty> out;
+      for (long long ch = 0; ch < chunks; ++ch) out.loss += chunk_loss(ch);
+      for (long long j = 0; j < q; ++j) out.add_terms(terms(j));
+      out.solve_status = solve_status();
       sums() = out;
     });
   }
@@ -182,8 +169,6 @@ struct ChunkWeightSums {
 //    column tiles in scratch (coalesced reads of column-major X) and each thread owns one entry of the block.
 //  - Host spaces (one thread per team): the block is accumulated one output row at a time in registers,
 //    reading row-major X directly, so the inner loop is a contiguous, vectorizable axpy.
-// Edge of the host Gram path's blocks; the design buffer is padded by this many values (see host_block).
-constexpr int host_gram_tile = 16;
 
 template <class Traits, class S, class XView, class VView, class PView>
 struct GramGradient {
@@ -309,38 +294,34 @@ struct GramGradient {
   }
 };
 
-// What ReduceAndAssemble writes from the summed Gram G and data gradient u.
-enum class Assemble : int {
-  newton = 0,   // H = (G + J)/N + ridge·I and g
-  gradient = 1, // g only (proximal solver)
-  commit = 2    // J_new = J + G (the renewable information update, §1.7)
-};
+// Entry (j, k) of the summed Gram G: the per-chunk partials in chunk order (deterministic), read from the upper
+// triangle so that G is exactly symmetric.
+template <class S, class PView>
+KOKKOS_INLINE_FUNCTION S gram_entry(const PView& partial, long long chunks, long long q, long long j, long long k) {
+  const long long lo = j < k ? j : k, hi = j < k ? k : j;
+  S g = S(0);
+  for (long long ch = 0; ch < chunks; ++ch) g += partial(ch, lo * q + hi);
+  return g;
+}
 
-// Sums the per-chunk partials in chunk order (deterministic), then forms what `mode` asks for. Index e < q·q is
-// matrix entry (j, k), read from the upper triangle so the result is exactly symmetric; e = q·q + j is g_j:
-//   g = (−u + J(β − β̃))/N − hist·m∘sign(β̃)      (§1.4)
-template <class S, class VView, class MView, class PView>
+// The Newton system from the summed Gram G and data gradient u (docs/method.md §4, §5). Index e < q·q is entry
+// (j, k) of H = (G + J)/N + ridge·I; e = q·q + j is g_j = (−u + J(β − β̃))_j/N plus the penalty's term. The
+// gradient alone (proximal solver) launches only the last q indices: the Gram partials are stale then.
+template <class S, class Penalty, class VView, class MView, class PView>
 struct ReduceAndAssemble {
   PView partial;
-  MView info, out_matrix;
-  VView out_grad, cur, tilde;
+  MView info, hessian;
+  VView grad, cur, tilde;
   long long q, chunks, penalized;
-  double inv_n, ridge, hist;
-  Assemble mode;
+  double inv_n, ridge, historical;
   KOKKOS_INLINE_FUNCTION void operator()(const long long e) const {
     if (e < q * q) {
       const long long j = e / q, k = e % q;
-      const long long lo = j < k ? j : k, hi = j < k ? k : j;
-      S g = S(0);
-      for (long long ch = 0; ch < chunks; ++ch) g += partial(ch, lo * q + hi);
-      if (mode == Assemble::newton)
-        out_matrix(j, k) = static_cast<S>((static_cast<double>(g) + static_cast<double>(info(j, k))) * inv_n +
-                                          (j == k ? ridge : 0.0));
-      else if (mode == Assemble::commit)
-        out_matrix(j, k) = info(j, k) + g;
+      const S g = gram_entry<S>(partial, chunks, q, j, k);
+      hessian(j, k) = static_cast<S>((static_cast<double>(g) + static_cast<double>(info(j, k))) * inv_n +
+                                     (j == k ? ridge : 0.0));
       return;
     }
-    if (mode == Assemble::commit) return;
     const long long j = e - q * q;
     S u = S(0);
     for (long long ch = 0; ch < chunks; ++ch) u += partial(ch, q * q + j);
@@ -348,8 +329,20 @@ struct ReduceAndAssemble {
     for (long long k = 0; k < q; ++k)
       j_delta += static_cast<double>(info(j, k)) * (static_cast<double>(cur(k)) - static_cast<double>(tilde(k)));
     const double mj = j < penalized ? 1.0 : 0.0;
-    out_grad(j) = static_cast<S>((j_delta - static_cast<double>(u)) * inv_n -
-                                 hist * mj * sign_of(static_cast<double>(tilde(j))));
+    grad(j) = static_cast<S>(
+        Penalty::gradient((j_delta - static_cast<double>(u)) * inv_n, historical, mj, static_cast<double>(tilde(j))));
+  }
+};
+
+// The renewable information update J_new = J + G (docs/method.md §7), G from the curvature weights at the final β.
+template <class S, class MView, class PView>
+struct CommitInformation {
+  PView partial;
+  MView info, info_new;
+  long long q, chunks;
+  KOKKOS_INLINE_FUNCTION void operator()(const long long e) const {
+    const long long j = e / q, k = e % q;
+    info_new(j, k) = info(j, k) + gram_entry<S>(partial, chunks, q, j, k);
   }
 };
 
@@ -366,30 +359,32 @@ struct Predict {
   }
 };
 
-// Weighted moments for R²: pass 0 sums w, w·y; pass 1 (given the weighted mean) sums w(y−ȳ)², w(y−ŷ)².
 template <class S, class VView>
 struct ScoreMoments {
   VView y, w, pred;
   bool has_w;
   int pass;
   double mean;
-  using value_type = Sums8;
+  using value_type = ScoreSums;
   KOKKOS_INLINE_FUNCTION void operator()(const long long i, value_type& acc) const {
     const double wi = has_w ? static_cast<double>(w(i)) : 1.0;
     const double yi = static_cast<double>(y(i));
     if (pass == 0) {
-      acc.v[0] += wi;
-      acc.v[1] += wi * yi;
+      acc.weight += wi;
+      acc.weighted_y += wi * yi;
     } else {
       const double d = yi - mean, r = yi - static_cast<double>(pred(i));
-      acc.v[0] += wi * d * d;
-      acc.v[1] += wi * r * r;
+      acc.total += wi * d * d;
+      acc.residual += wi * r * r;
     }
   }
   KOKKOS_INLINE_FUNCTION void init(value_type& v) const { v = value_type(); }
   KOKKOS_INLINE_FUNCTION void join(RH_REDUCE_VOLATILE value_type& dst,
                                    const RH_REDUCE_VOLATILE value_type& src) const {
-    for (int k = 0; k < 8; ++k) dst.v[k] += src.v[k];
+    dst.weight += src.weight;
+    dst.weighted_y += src.weighted_y;
+    dst.total += src.total;
+    dst.residual += src.residual;
   }
 };
 

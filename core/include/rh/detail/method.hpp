@@ -1,9 +1,10 @@
-// The scalar formulas of the method (seed-system §1.2, §1.3), shared by every execution space.
+// The scalar formulas of the method (docs/method.md §2, §3), shared by every execution space and penalty. The
+// penalty-specific rules (λ_b, the L1 terms) live in the penalty policies (rh/detail/penalties/).
 #pragma once
 #include <Kokkos_Core.hpp>
 #include <cmath>
 
-namespace rh {
+namespace rh::detail {
 
 // Classical (unsmoothed) Huber loss ρ_τ(r).
 template <class S>
@@ -60,15 +61,10 @@ KOKKOS_INLINE_FUNCTION double sign_of(double v) { return v > 0 ? 1.0 : (v < 0 ? 
 // ln(max(p, 2)), p = features excluding the intercept.
 inline double log_features(long long p) { return std::log(static_cast<double>(p < 2 ? 2 : p)); }
 
-// Bandwidth of batch b from the cumulative weight N_b including that batch (§1.3), capped at τ.
+// Bandwidth of batch b from the cumulative weight N_b including that batch (§3), capped at τ.
 inline double bandwidth_for(double bandwidth_scale, double cumulative_weight, long long p, double tau) {
   const double h = bandwidth_scale / (std::sqrt(cumulative_weight) * log_features(p));
   return h < tau ? h : tau;
 }
 
-// Penalty level λ_b (§1.3); zero without the L1 penalty.
-inline double lambda_for(bool l1, double lambda_scale, double tau, double cumulative_weight, long long p) {
-  return l1 ? lambda_scale * tau * std::sqrt(log_features(p) / cumulative_weight) : 0.0;
-}
-
-}  // namespace rh
+}  // namespace rh::detail
