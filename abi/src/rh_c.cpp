@@ -173,15 +173,7 @@ rh_status rh_model_get_state(const rh_model* model, rh_state* state) noexcept {
 
 rh_status rh_model_set_state(rh_model* model, const rh_state* state) noexcept {
   return with_model(model, "rh_model_set_state", [&](Model& m) {
-    const rh::State st = state_from(state);
-    // Engine::import_state mishandles an empty state (it reads fit_intercept coefficients from an empty vector);
-    // importing one means resetting, which is what a valid empty state describes.
-    if (st.n_features == 0) {
-      rh::validate_state(st);
-      m.regressor.reset();
-    } else {
-      m.regressor.set_state(st);
-    }
+    m.regressor.set_state(state_from(state));
   });
 }
 

@@ -207,54 +207,71 @@ void write_space_info(const SpaceInfo& info, rh_space_info* out) {
   std::snprintf(out->name, sizeof out->name, "%s", info.name.c_str());
 }
 
+// rh_state carries every field of the state list (rh/types.hpp) under the same name: each scalar as int64_t, double
+// or int32_t (a bool, 0 or 1), each array as a `double*` and its `<name>_length`.
+namespace {
+void scalar_from(std::int64_t v, std::int64_t& out, const char*) { out = v; }
+void scalar_from(double v, double& out, const char*) { out = v; }
+void scalar_from(std::int32_t v, bool& out, const char* field) { out = flag_from(v, field); }
+std::int64_t scalar_to(std::int64_t v) { return v; }
+double scalar_to(double v) { return v; }
+std::int32_t scalar_to(bool v) { return v ? 1 : 0; }
+}  // namespace
+
 State state_from(const rh_state* s) {
   check_header(s, "state", Access::read);
   check_reserved(s->reserved0, "state");
-  const std::int64_t q = s->coefficients_length, q2 = s->information_length;
-  if (q < 0 || q2 < 0)
-    bad_argument(fmt::format("state lengths must be >= 0 (coefficients_length {}, information_length {})", q, q2));
-  if (q > 0 && !s->coefficients) bad_argument("state.coefficients is NULL but coefficients_length is not 0");
-  if (q2 > 0 && !s->information) bad_argument("state.information is NULL but information_length is not 0");
-  // Before reading anything: the two lengths must describe one q x q matrix (q <= 2^31 keeps q*q exact).
-  if (q > (std::int64_t{1} << 31) || q2 != q * q)
-    throw Error(Errc::invalid_state, fmt::format("invalid state: information_length {} is not coefficients_length "
-                                                 "squared ({} squared)",
-                                                 q2, q));
+  // Before reading anything: each array's length is q or q² (q = coefficients_length <= 2^31 keeps q² exact), and
+  // a non-zero length comes with a pointer.
+  const std::int64_t q = s->coefficients_length;
+  const auto check_array = [q](const double* values, std::int64_t length, const char* name, int rank) {
+    if (length < 0) bad_argument(fmt::format("state.{}_length must be >= 0 (got {})", name, length));
+    if (length > 0 && !values) bad_argument(fmt::format("state.{} is NULL but {}_length is not 0", name, name));
+    if (q < 0 || q > (std::int64_t{1} << 31) || length != (rank == 1 ? q : q * q))
+      throw Error(Errc::invalid_state, fmt::format("invalid state: {}_length {} is not coefficients_length{} ({})",
+                                                   name, length, rank == 1 ? "" : " squared", q));
+  };
+#define RH_CHECK_ABI_ARRAY(name, rank, since) check_array(s->name, s->name##_length, #name, rank);
+  RH_STATE_ARRAYS(RH_CHECK_ABI_ARRAY)
+#undef RH_CHECK_ABI_ARRAY
   State st;
-  st.n_features = s->n_features;
-  st.fit_intercept = flag_from(s->fit_intercept, "state.fit_intercept");
-  st.n_samples_seen = s->n_samples_seen;
-  st.batch_count = s->batch_count;
-  st.previous_lambda = s->previous_lambda;
-  st.weight_sum = s->weight_sum;
-  st.coefficients.assign(s->coefficients, s->coefficients + q);
-  st.information.assign(s->information, s->information + q2);
+#define RH_SCALAR_FROM_ABI(type, name, init, since) scalar_from(s->name, st.name, "state." #name);
+  RH_STATE_SCALARS(RH_SCALAR_FROM_ABI)
+#undef RH_SCALAR_FROM_ABI
+#define RH_ARRAY_FROM_ABI(name, rank, since) st.name.assign(s->name, s->name + s->name##_length);
+  RH_STATE_ARRAYS(RH_ARRAY_FROM_ABI)
+#undef RH_ARRAY_FROM_ABI
   return st;
 }
 
 void write_state(const State& st, rh_state* out) {
   check_reserved(out->reserved0, "state");
-  const auto q = static_cast<std::int64_t>(st.coefficients.size());
-  const auto q2 = static_cast<std::int64_t>(st.information.size());
-  const bool lengths_only = !out->coefficients && !out->information;
-  if (!lengths_only) {
-    if (q > 0 && (!out->coefficients || !out->information))
-      bad_argument("give both state.coefficients and state.information, or neither to query the lengths");
-    if (out->coefficients_length < q || out->information_length < q2)
-      bad_argument(fmt::format("the buffers hold {} coefficients and {} information values, but the state has {} "
-                               "and {}",
-                               out->coefficients_length, out->information_length, q, q2));
-    if (q > 0) std::memcpy(out->coefficients, st.coefficients.data(), sizeof(double) * st.coefficients.size());
-    if (q2 > 0) std::memcpy(out->information, st.information.data(), sizeof(double) * st.information.size());
+  bool any_buffer = false;
+#define RH_ANY_BUFFER(name, rank, since) any_buffer = any_buffer || out->name != nullptr;
+  RH_STATE_ARRAYS(RH_ANY_BUFFER)
+#undef RH_ANY_BUFFER
+  if (any_buffer) {  // all buffers large enough, or nothing is written
+    const auto check_buffer = [](const double* buffer, std::int64_t capacity, const std::vector<double>& values,
+                                 const char* name) {
+      if (!values.empty() && !buffer)
+        bad_argument(fmt::format("give every state buffer (state.{} is NULL), or none to query the lengths", name));
+      if (capacity < static_cast<std::int64_t>(values.size()))
+        bad_argument(fmt::format("state.{} holds {} values, but the state has {}", name, capacity, values.size()));
+    };
+#define RH_CHECK_BUFFER(name, rank, since) check_buffer(out->name, out->name##_length, st.name, #name);
+    RH_STATE_ARRAYS(RH_CHECK_BUFFER)
+#undef RH_CHECK_BUFFER
+#define RH_COPY_ARRAY(name, rank, since) \
+  if (!st.name.empty()) std::memcpy(out->name, st.name.data(), sizeof(double) * st.name.size());
+    RH_STATE_ARRAYS(RH_COPY_ARRAY)
+#undef RH_COPY_ARRAY
   }
-  out->coefficients_length = q;
-  out->information_length = q2;
-  out->n_features = st.n_features;
-  out->n_samples_seen = st.n_samples_seen;
-  out->batch_count = st.batch_count;
-  out->previous_lambda = st.previous_lambda;
-  out->weight_sum = st.weight_sum;
-  out->fit_intercept = st.fit_intercept ? 1 : 0;
+#define RH_ARRAY_LENGTH_TO_ABI(name, rank, since) out->name##_length = static_cast<std::int64_t>(st.name.size());
+  RH_STATE_ARRAYS(RH_ARRAY_LENGTH_TO_ABI)
+#undef RH_ARRAY_LENGTH_TO_ABI
+#define RH_SCALAR_TO_ABI(type, name, init, since) out->name = scalar_to(st.name);
+  RH_STATE_SCALARS(RH_SCALAR_TO_ABI)
+#undef RH_SCALAR_TO_ABI
 }
 
 }  // namespace rh::abi

@@ -21,7 +21,7 @@ constexpr std::array<std::uint8_t, 8> kMagic = {0x89, 'R', 'H', 'C', 'K', 'P', '
 constexpr std::size_t kVersionOffset = 8;
 constexpr std::size_t kTotalSizeOffset = 16;
 constexpr std::size_t kPreambleSize = 24;  // magic, version, flags, total size: enough to locate everything else
-constexpr std::size_t kFixedSize = 144;
+constexpr std::size_t kConfigSize = 56;    // the configuration and the dtype, from offset 24
 constexpr std::size_t kChecksumSize = 4;
 // Format codes (0 is never valid, like the C ABI's enums): a penalty is stored as its enum value + 1.
 constexpr std::uint32_t kDtypeF32 = 1, kDtypeF64 = 2;
@@ -130,23 +130,119 @@ void check_consistent(const Checkpoint& cp) {
                                                  cp.state.fit_intercept, cp.config.fit_intercept));
   // A float32 model holds only float values; anything else could not be restored exactly.
   if (cp.dtype == Dtype::f32) {
-    auto is_float = [](double v) { return static_cast<double>(static_cast<float>(v)) == v; };
-    for (double v : cp.state.coefficients)
-      if (!is_float(v)) throw Error(Errc::invalid_state, "a float32 state holds a coefficient that is not a float");
-    for (double v : cp.state.information)
-      if (!is_float(v)) throw Error(Errc::invalid_state, "a float32 state holds an information value that is not a float");
+    const auto require_floats = [](const std::vector<double>& values, const char* name) {
+      for (double v : values)
+        if (static_cast<double>(static_cast<float>(v)) != v)
+          throw Error(Errc::invalid_state, fmt::format("a float32 state holds a {} value that is not a float", name));
+    };
+#define RH_REQUIRE_FLOATS(name, rank, since) require_floats(cp.state.name, #name);
+    RH_STATE_ARRAYS(RH_REQUIRE_FLOATS)
+#undef RH_REQUIRE_FLOATS
   }
 }
 
-std::size_t size_for(std::uint64_t q) { return kFixedSize + 8 * q + 8 * q * q + kChecksumSize; }
+// The state's part of a checkpoint, from the field list RH_STATE_SCALARS / RH_STATE_ARRAYS (rh/types.hpp). Format
+// `version` stores the fields whose `since` is at most `version`: the scalars in list order (std::int64_t and
+// double in 8 bytes, bool in 4), zero-padded to a multiple of 8 bytes; one u64 length per array; the arrays' values.
+constexpr std::size_t encoded_size(std::int64_t) { return 8; }
+constexpr std::size_t encoded_size(double) { return 8; }
+constexpr std::size_t encoded_size(bool) { return 4; }
+
+void put(Writer& w, std::int64_t v) { w.i64(v); }
+void put(Writer& w, double v) { w.f64(v); }
+void put(Writer& w, bool v) { w.u32(v ? 1 : 0); }
+void get(Reader& r, std::int64_t& v, const char*) { v = r.i64(); }
+void get(Reader& r, double& v, const char*) { v = r.f64(); }
+void get(Reader& r, bool& v, const char* field) { v = read_bool(r, field); }
+
+std::size_t state_scalar_bytes(std::uint32_t version) {
+  std::size_t bytes = 0;
+#define RH_SCALAR_BYTES(type, name, init, since) \
+  if ((since) <= version) bytes += encoded_size(type{});
+  RH_STATE_SCALARS(RH_SCALAR_BYTES)
+#undef RH_SCALAR_BYTES
+  return (bytes + 7) / 8 * 8;
+}
+
+// One stored array: its name and rank (q or q×q values).
+struct ArrayField {
+  const char* name;
+  int rank;
+};
+std::vector<ArrayField> stored_arrays(std::uint32_t version) {
+  std::vector<ArrayField> out;
+#define RH_STORED_ARRAY(name, rank, since) \
+  if ((since) <= version) out.push_back({#name, rank});
+  RH_STATE_ARRAYS(RH_STORED_ARRAY)
+#undef RH_STORED_ARRAY
+  return out;
+}
+
+std::uint64_t values_of(const ArrayField& a, std::uint64_t q) { return a.rank == 1 ? q : q * q; }
+
+// Bytes of a checkpoint of format `version` with q coefficients.
+std::size_t size_for(std::uint32_t version, std::uint64_t q) {
+  std::size_t size = kPreambleSize + kConfigSize + state_scalar_bytes(version) + kChecksumSize;
+  for (const ArrayField& a : stored_arrays(version)) size += 8 + 8 * values_of(a, q);
+  return size;
+}
+
+void encode_state(Writer& w, const State& st) {
+  std::size_t scalar_bytes = 0;
+#define RH_PUT_SCALAR(type, name, init, since) \
+  put(w, st.name);                             \
+  scalar_bytes += encoded_size(type{});
+  RH_STATE_SCALARS(RH_PUT_SCALAR)
+#undef RH_PUT_SCALAR
+  for (; scalar_bytes % 8 != 0; scalar_bytes += 4) w.u32(0);  // reserved
+#define RH_PUT_LENGTH(name, rank, since) w.u64(st.name.size());
+  RH_STATE_ARRAYS(RH_PUT_LENGTH)
+#undef RH_PUT_LENGTH
+#define RH_PUT_VALUES(name, rank, since) \
+  for (double v : st.name) w.f64(v);
+  RH_STATE_ARRAYS(RH_PUT_VALUES)
+#undef RH_PUT_VALUES
+}
+
+// Reads the state of format `version` from r (positioned after the configuration); the buffer is `total` bytes,
+// already checked against its declared size and checksum.
+void decode_state(Reader& r, std::uint32_t version, std::uint64_t total, State& st) {
+  std::size_t scalar_bytes = 0;
+#define RH_GET_SCALAR(type, name, init, since) \
+  if ((since) <= version) {                    \
+    get(r, st.name, "state " #name);           \
+    scalar_bytes += encoded_size(type{});      \
+  }
+  RH_STATE_SCALARS(RH_GET_SCALAR)
+#undef RH_GET_SCALAR
+  for (; scalar_bytes % 8 != 0; scalar_bytes += 4)
+    if (r.u32() != 0) corrupt("a reserved field is not 0");
+  const std::vector<ArrayField> arrays = stored_arrays(version);
+  std::vector<std::uint64_t> lengths;
+  for (std::size_t a = 0; a < arrays.size(); ++a) lengths.push_back(r.u64());
+  // q is the first array's length; total == size bounds it by the real buffer length, so q² cannot overflow.
+  const std::uint64_t q = lengths.at(0);
+  if (q > total / 8) corrupt(fmt::format("{} coefficients cannot fit in {} bytes", q, total));
+  for (std::size_t a = 1; a < arrays.size(); ++a)
+    if (lengths[a] != values_of(arrays[a], q))
+      corrupt(fmt::format("{} {} values for {} coefficients", lengths[a], arrays[a].name, q));
+  if (total != size_for(version, q))
+    corrupt(fmt::format("{} bytes for {} coefficients (expected {})", total, q, size_for(version, q)));
+  // Arrays of this version are read; newer arrays start as zeros of their shape.
+#define RH_GET_ARRAY(name, rank, since)                                          \
+  st.name.assign(values_of(ArrayField{#name, rank}, q), 0.0);                   \
+  if ((since) <= version)                                                         \
+    for (auto& v : st.name) v = r.f64();
+  RH_STATE_ARRAYS(RH_GET_ARRAY)
+#undef RH_GET_ARRAY
+}
 
 }  // namespace
 
 std::vector<std::uint8_t> encode_checkpoint(const Checkpoint& cp) {
   check_consistent(cp);
   const State& st = cp.state;
-  const auto q = static_cast<std::uint64_t>(st.coefficients.size());
-  const std::size_t total = size_for(q);
+  const std::size_t total = size_for(checkpoint_format_version, st.coefficients.size());
   Writer w(total);
   w.raw(kMagic.data(), kMagic.size());
   w.u32(checkpoint_format_version);
@@ -161,17 +257,7 @@ std::vector<std::uint8_t> encode_checkpoint(const Checkpoint& cp) {
   w.u32(penalty_code(cp.config.penalty));
   w.u32(cp.config.fit_intercept ? 1 : 0);
   w.u32(cp.dtype == Dtype::f32 ? kDtypeF32 : kDtypeF64);
-  w.i64(st.n_features);
-  w.i64(st.n_samples_seen);
-  w.i64(st.batch_count);
-  w.f64(st.previous_lambda);
-  w.f64(st.weight_sum);
-  w.u32(st.fit_intercept ? 1 : 0);
-  w.u32(0);  // reserved
-  w.u64(q);
-  w.u64(q * q);
-  for (double v : st.coefficients) w.f64(v);
-  for (double v : st.information) w.f64(v);
+  encode_state(w, st);
   w.u32(crc32(w.bytes().data(), w.bytes().size()));
   return std::move(w.bytes());
 }
@@ -182,12 +268,13 @@ Checkpoint decode_checkpoint(const std::uint8_t* data, std::size_t size) {
   if (std::memcmp(data, kMagic.data(), kMagic.size()) != 0) corrupt("not a renewable-huber checkpoint (bad magic)");
   if (size < kPreambleSize) corrupt(fmt::format("truncated: {} bytes", size));
   const std::uint32_t version = Reader(data, kVersionOffset).u32();
-  if (version != checkpoint_format_version)
-    throw Error(Errc::version_mismatch, fmt::format("checkpoint: format version {}, but this library reads only "
-                                                    "version {}",
-                                                    version, checkpoint_format_version));
+  if (version < oldest_checkpoint_format_version || version > checkpoint_format_version)
+    throw Error(Errc::version_mismatch, fmt::format("checkpoint: format version {}, but this library reads versions "
+                                                    "{} to {}",
+                                                    version, oldest_checkpoint_format_version,
+                                                    checkpoint_format_version));
   const std::uint64_t total = Reader(data, kTotalSizeOffset).u64();
-  if (total < size_for(0)) corrupt(fmt::format("declares {} bytes, less than the smallest checkpoint", total));
+  if (total < size_for(version, 0)) corrupt(fmt::format("declares {} bytes, less than the smallest checkpoint", total));
   if (size < total) corrupt(fmt::format("truncated: {} bytes of the declared {}", size, total));
   if (size > total) corrupt(fmt::format("{} bytes follow the declared end at {}", size - total, total));
   const std::uint32_t stored = Reader(data, total - kChecksumSize).u32();
@@ -213,24 +300,7 @@ Checkpoint decode_checkpoint(const std::uint8_t* data, std::size_t size) {
   const std::uint32_t dtype = r.u32();
   if (dtype != kDtypeF32 && dtype != kDtypeF64) corrupt(fmt::format("unknown dtype code {}", dtype));
   cp.dtype = dtype == kDtypeF32 ? Dtype::f32 : Dtype::f64;
-  State& st = cp.state;
-  st.n_features = r.i64();
-  st.n_samples_seen = r.i64();
-  st.batch_count = r.i64();
-  st.previous_lambda = r.f64();
-  st.weight_sum = r.f64();
-  st.fit_intercept = read_bool(r, "state fit_intercept");
-  if (const std::uint32_t reserved = r.u32(); reserved != 0) corrupt("a reserved field is not 0");
-  const std::uint64_t q = r.u64();
-  const std::uint64_t info = r.u64();
-  // total == size bounds q by the real buffer length, so these products cannot overflow.
-  if (q > total / 8) corrupt(fmt::format("{} coefficients cannot fit in {} bytes", q, total));
-  if (info != q * q) corrupt(fmt::format("{} information values for {} coefficients", info, q));
-  if (total != size_for(q)) corrupt(fmt::format("{} bytes for {} coefficients (expected {})", total, q, size_for(q)));
-  st.coefficients.resize(q);
-  st.information.resize(q * q);
-  for (auto& v : st.coefficients) v = r.f64();
-  for (auto& v : st.information) v = r.f64();
+  decode_state(r, version, total, cp.state);
   validated_as_data([&] { check_consistent(cp); });
   return cp;
 }
@@ -300,9 +370,7 @@ void install(Regressor& model, const Checkpoint& cp) {
                                                     dtype_name(cp.dtype), dtype_name(model.dtype())));
   // Build the replacement completely; the caller's model changes only by the final, non-throwing move.
   Regressor loaded(model.space(), model.dtype(), cp.config, model.device_id());
-  // A new Regressor already holds the empty state, and Engine::import_state mishandles an empty one (it reads
-  // fit_intercept coefficients from an empty vector), so only a fitted state is imported.
-  if (cp.state.n_features > 0) loaded.set_state(cp.state);
+  loaded.set_state(cp.state);
   model = std::move(loaded);
 }
 

@@ -123,20 +123,22 @@ void validate_state(const State& st) {
   if (st.n_samples_seen > 0 && st.weight_sum == 0) bad("samples were seen but weight_sum is 0");
   if (st.n_samples_seen == 0 && (st.batch_count != 0 || st.weight_sum != 0))
     bad("no samples were seen but batch_count or weight_sum is not 0");
-  if (st.n_features == 0) {
-    if (st.n_samples_seen != 0 || !st.coefficients.empty() || !st.information.empty())
-      bad("a state without features must be empty");
-    return;
-  }
-  const std::int64_t q = st.n_features + (st.fit_intercept ? 1 : 0);
-  if (static_cast<std::int64_t>(st.coefficients.size()) != q)
-    bad(fmt::format("expected {} coefficients, got {}", q, st.coefficients.size()));
-  if (static_cast<std::int64_t>(st.information.size()) != q * q)
-    bad(fmt::format("expected a {}x{} information matrix, got {} values", q, q, st.information.size()));
-  for (double v : st.coefficients)
-    if (!std::isfinite(v)) bad("coefficients must be finite");
-  for (double v : st.information)
-    if (!std::isfinite(v)) bad("the information matrix must be finite");
+  // Every array holds q^rank finite values; a state without features has none.
+  const std::int64_t q = st.n_features > 0 ? st.n_features + (st.fit_intercept ? 1 : 0) : 0;
+  if (st.n_features == 0 && st.n_samples_seen != 0) bad("a state without features must be empty");
+  const auto check_array = [&](const std::vector<double>& values, const char* name, int rank) {
+    const std::int64_t want = rank == 1 ? q : q * q;
+    if (static_cast<std::int64_t>(values.size()) != want) {
+      if (q == 0) bad("a state without features must be empty");
+      bad(rank == 1 ? fmt::format("expected {} {} values, got {}", q, name, values.size())
+                    : fmt::format("expected {}x{} {} values, got {}", q, q, name, values.size()));
+    }
+    for (double v : values)
+      if (!std::isfinite(v)) bad(fmt::format("{} must be finite", name));
+  };
+#define RH_CHECK_STATE_ARRAY(name, rank, since) check_array(st.name, #name, rank);
+  RH_STATE_ARRAYS(RH_CHECK_STATE_ARRAY)
+#undef RH_CHECK_STATE_ARRAY
 }
 
 }  // namespace rh

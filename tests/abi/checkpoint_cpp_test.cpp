@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "common/same_state.hpp"
 #include "doctest/doctest.h"
 #include "rh/checkpoint.hpp"
 #include "rh/regressor.hpp"
@@ -14,8 +15,7 @@ namespace {
 
 rh::Space space_under_test() {
   const char* s = std::getenv("RH_TEST_SPACE");
-  const std::string name = s ? s : "serial";
-  return name == "openmp" ? rh::Space::openmp : name == "cuda" ? rh::Space::cuda : rh::Space::serial;
+  return rh::space_from_name(s ? s : "serial");
 }
 
 struct Batch {
@@ -44,15 +44,7 @@ void feed(rh::Regressor& m, const Batch& b) {
   m.partial_fit(rh::host_batch(x.data(), y.data(), b.rows, b.cols));
 }
 
-bool same(const rh::State& a, const rh::State& b) {
-  auto bits = [](const std::vector<double>& u, const std::vector<double>& v) {
-    return u.size() == v.size() && std::memcmp(u.data(), v.data(), u.size() * sizeof(double)) == 0;
-  };
-  return a.n_features == b.n_features && a.fit_intercept == b.fit_intercept && bits(a.coefficients, b.coefficients) &&
-         bits(a.information, b.information) && a.n_samples_seen == b.n_samples_seen &&
-         a.batch_count == b.batch_count && std::memcmp(&a.previous_lambda, &b.previous_lambda, 8) == 0 &&
-         std::memcmp(&a.weight_sum, &b.weight_sum, 8) == 0;
-}
+bool same(const rh::State& a, const rh::State& b) { return rh::test::same_state(a, b); }
 
 bool same(const rh::Config& a, const rh::Config& b) {
   return a.tau == b.tau && a.penalty == b.penalty && a.lambda_scale == b.lambda_scale &&

@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/same_state.hpp"
 #include "rh/regressor.hpp"
 
 namespace rh::test {
@@ -151,13 +152,6 @@ inline double max_rel_diff(const std::vector<double>& a, const std::vector<doubl
   double worst = 0;
   for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(a[i] - b[i]) / (1.0 + std::fabs(b[i])));
   return worst;
-}
-
-// Bitwise equality of two states (the transactional guarantee is "exactly as it was").
-inline bool same_state(const State& a, const State& b) {
-  return a.n_features == b.n_features && a.fit_intercept == b.fit_intercept && a.coefficients == b.coefficients &&
-         a.information == b.information && a.n_samples_seen == b.n_samples_seen && a.batch_count == b.batch_count &&
-         a.previous_lambda == b.previous_lambda && a.weight_sum == b.weight_sum;
 }
 
 }  // namespace rh::test

@@ -17,8 +17,10 @@
 
 namespace rh {
 
-// The one format version this library writes and reads. Another version gives Errc::version_mismatch.
+// The format version this library writes, and the oldest it reads: it reads every version ever written (each
+// proven by a sample file under tests/checkpoints/). Any other version gives Errc::version_mismatch.
 inline constexpr std::uint32_t checkpoint_format_version = 1;
+inline constexpr std::uint32_t oldest_checkpoint_format_version = 1;
 
 // What a checkpoint holds. Diagnostics are not part of it; the space and device are the loader's choice.
 struct Checkpoint {

@@ -49,16 +49,38 @@ struct Diagnostics {
   bool used_regularized_fallback = false;  // the minimum-norm (SVD) solve replaced LU at least once
 };
 
-// The whole renewable state, in double whatever the model dtype (float values round-trip exactly).
-struct State {
-  std::int64_t n_features = 0;  // p, without the intercept; 0 = nothing fitted yet
-  bool fit_intercept = true;
-  std::vector<double> coefficients;  // q = p + fit_intercept, intercept last
-  std::vector<double> information;   // J, q×q row-major
-  std::int64_t n_samples_seen = 0;
-  std::int64_t batch_count = 0;
-  double previous_lambda = 0.0;
-  double weight_sum = 0.0;  // N_b
+// The renewable state as one field list (docs/architecture.md, "The state as one field list"). These two X-macros
+// define rh::State and drive the engine's committed copy, the checkpoint codec, rh_state in the C ABI and the
+// tests' comparison. Append a new field at the end of its list, with `since` = the checkpoint format version that
+// first stores it; a reader of an older checkpoint gives it its default (a scalar's `init`, an array's zeros).
+//
+// X(type, name, init, since): a scalar (std::int64_t, double or bool). Checkpoints store them in this order.
+#define RH_STATE_SCALARS(X)                                                                             \
+  X(std::int64_t, n_features, 0, 1)     /* p, without the intercept; 0 = nothing fitted yet */        \
+  X(std::int64_t, n_samples_seen, 0, 1) /* rows seen */                                               \
+  X(std::int64_t, batch_count, 0, 1)    /* batches seen */                                            \
+  X(double, previous_lambda, 0.0, 1)    /* λ of the last batch (0 without the L1 penalty) */          \
+  X(double, weight_sum, 0.0, 1)         /* N_b, the cumulative sample weight */                       \
+  X(bool, fit_intercept, true, 1)       /* the last coefficient is the intercept */
+// X(name, rank, since): an array of q values (rank 1) or a q×q row-major matrix (rank 2), q = the length of the
+// first array = n_features + fit_intercept (0 when nothing is fitted). Values in double whatever the model dtype
+// (float values round-trip exactly).
+#define RH_STATE_ARRAYS(X)                                                              \
+  X(coefficients, 1, 1) /* β, intercept last */                                        \
+  X(information, 2, 1)  /* J, the information matrix of every batch so far */
+
+// The scalar fields of the state.
+struct StateScalars {
+#define RH_STATE_SCALAR_MEMBER(type, name, init, since) type name = init;
+  RH_STATE_SCALARS(RH_STATE_SCALAR_MEMBER)
+#undef RH_STATE_SCALAR_MEMBER
+};
+
+// The whole renewable state.
+struct State : StateScalars {
+#define RH_STATE_ARRAY_MEMBER(name, rank, since) std::vector<double> name;
+  RH_STATE_ARRAYS(RH_STATE_ARRAY_MEMBER)
+#undef RH_STATE_ARRAY_MEMBER
 };
 
 }  // namespace rh

@@ -4,7 +4,10 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 #include <fmt/format.h>
+#include <string>
 #include <tuple>
+#include <type_traits>
+#include <vector>
 #include <utility>
 
 #include "rh/detail/compiled_spaces.hpp"
@@ -36,18 +39,18 @@ class Engine final : public EngineBase {
     const long long q = p + (config.fit_intercept ? 1 : 0);
     const long long n = batch.x.rows;
     // Where the solve starts: the committed state, or the empty one (first batch, or fit()).
-    const bool empty = from_empty || committed_.n_samples_seen == 0;
+    const bool empty = from_empty || committed_.scalars.n_samples_seen == 0;
     prepare_work(q);
     const double batch_weight = stage_and_validate(batch);
-    const double previous_weight = empty ? 0.0 : committed_.weight_sum;
+    const double previous_weight = empty ? 0.0 : committed_.scalars.weight_sum;
     const double cumulative = previous_weight + batch_weight;
     const auto& space = passes_.space();
     if (empty) {
       Kokkos::deep_copy(space, coef_.tilde, S(0));
       Kokkos::deep_copy(space, coef_.info, S(0));
     } else {
-      Kokkos::deep_copy(space, coef_.tilde, committed_.beta);
-      Kokkos::deep_copy(space, coef_.info, committed_.info);
+      Kokkos::deep_copy(space, coef_.tilde, committed_.coefficients);
+      Kokkos::deep_copy(space, coef_.info, committed_.information);
     }
 
     BatchScalars bs;
@@ -60,7 +63,7 @@ class Engine final : public EngineBase {
       bs.h = bandwidth_for(config.bandwidth_scale, cumulative, p, config.tau);
       bs.inv_n = 1.0 / cumulative;
       bs.lambda = Penalty::lambda(config, cumulative, p);
-      bs.historical = Penalty::historical(config, previous_weight, cumulative, committed_.previous_lambda);
+      bs.historical = Penalty::historical(config, previous_weight, cumulative, committed_.scalars.previous_lambda);
       bs.ridge = config.ridge;
       Solve<Penalty> solve(*this, bs);
       Diagnostics out = Penalty::solve(solve, config, bs);
@@ -78,19 +81,20 @@ class Engine final : public EngineBase {
                               "was left unchanged",
                               bad));
     // Commit: the solved state is swapped in only now that nothing can fail.
-    std::swap(committed_.beta, coef_.cur);
-    std::swap(committed_.info, info_new_);
+    std::swap(committed_.coefficients, coef_.cur);
+    std::swap(committed_.information, info_new_);
     if (static_cast<long long>(coef_.cur.extent(0)) != q_) {  // fit() changed q: the old views are not work views
       coef_.cur = Vector("rh::beta_work", q_);
       info_new_ = Matrix("rh::information_new", q_, q_);
     }
-    committed_.q = q_;
-    committed_.p = p;
-    committed_.intercept = config.fit_intercept;
-    committed_.n_samples_seen = (empty ? 0 : committed_.n_samples_seen) + n;
-    committed_.batch_count = (empty ? 0 : committed_.batch_count) + 1;
-    committed_.previous_lambda = bs.lambda;
-    committed_.weight_sum = cumulative;
+    // Each scalar field of the state (RH_STATE_SCALARS) after the batch.
+    StateScalars& c = committed_.scalars;
+    c.n_features = p;
+    c.n_samples_seen = (empty ? 0 : c.n_samples_seen) + n;
+    c.batch_count = (empty ? 0 : c.batch_count) + 1;
+    c.previous_lambda = bs.lambda;
+    c.weight_sum = cumulative;
+    c.fit_intercept = config.fit_intercept;
     return d;
   }
 
@@ -99,9 +103,9 @@ class Engine final : public EngineBase {
     Batch b;
     b.x = x;
     b.memory = memory;
-    prepare_work(committed_.q);
+    prepare_work(committed_.q());
     stage_and_validate(b);
-    passes_.predict(rows_.x, committed_.beta, rows_.s);
+    passes_.predict(rows_.x, committed_.coefficients, rows_.s);
     auto prediction = Kokkos::subview(rows_.s, Kokkos::make_pair(0LL, n));
     const auto& space = passes_.space();
     if (memory == Memory::host) {
@@ -117,52 +121,30 @@ class Engine final : public EngineBase {
   }
 
   double score(const Batch& batch) override {
-    prepare_work(committed_.q);
+    prepare_work(committed_.q());
     stage_and_validate(batch);
-    passes_.predict(rows_.x, committed_.beta, rows_.s);
+    passes_.predict(rows_.x, committed_.coefficients, rows_.s);
     return passes_.r_squared(rows_, batch.x.rows, batch.weights != nullptr, rows_.s);
   }
 
   State export_state() const override {
-    const Committed& c = committed_;
     State st;
-    st.n_features = c.p;
-    st.fit_intercept = c.intercept;
-    st.n_samples_seen = c.n_samples_seen;
-    st.batch_count = c.batch_count;
-    st.previous_lambda = c.previous_lambda;
-    st.weight_sum = c.weight_sum;
-    if (c.q == 0) return st;
-    auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c.beta);
-    auto hj = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c.info);
-    st.coefficients.assign(hb.data(), hb.data() + c.q);
-    st.information.resize(static_cast<size_t>(c.q * c.q));
-    for (long long j = 0; j < c.q; ++j)
-      for (long long k = 0; k < c.q; ++k) st.information[static_cast<size_t>(j * c.q + k)] = hj(j, k);
+    static_cast<StateScalars&>(st) = committed_.scalars;
+    if (committed_.q() == 0) return st;
+#define RH_EXPORT_ARRAY(name, rank, since) copy_to_host(committed_.name, st.name);
+    RH_STATE_ARRAYS(RH_EXPORT_ARRAY)
+#undef RH_EXPORT_ARRAY
     return st;
   }
 
-  void import_state(const State& st) override {
+  void import_state(const State& st) override {  // validated by the caller
     Committed c;
-    c.q = st.n_features > 0 ? st.n_features + (st.fit_intercept ? 1 : 0) : 0;  // an empty state has no q
-    c.p = st.n_features;
-    c.intercept = st.fit_intercept;
-    c.n_samples_seen = st.n_samples_seen;
-    c.batch_count = st.batch_count;
-    c.previous_lambda = st.previous_lambda;
-    c.weight_sum = st.weight_sum;
+    c.scalars = st;
     // Build the new views first, then swap them in: a failed allocation leaves the old state.
-    c.beta = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::beta"), c.q);
-    c.info = Matrix(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::information"), c.q, c.q);
-    auto hb = Kokkos::create_mirror_view(c.beta);
-    auto hj = Kokkos::create_mirror_view(c.info);
-    for (long long j = 0; j < c.q; ++j) {
-      hb(j) = static_cast<S>(st.coefficients[static_cast<size_t>(j)]);
-      for (long long k = 0; k < c.q; ++k) hj(j, k) = static_cast<S>(st.information[static_cast<size_t>(j * c.q + k)]);
-    }
-    Kokkos::deep_copy(c.beta, hb);
-    Kokkos::deep_copy(c.info, hj);
-    committed_ = c;
+#define RH_IMPORT_ARRAY(name, rank, since) c.name = from_host<rank>(st.name, "rh::" #name, c.q());
+    RH_STATE_ARRAYS(RH_IMPORT_ARRAY)
+#undef RH_IMPORT_ARRAY
+    committed_ = std::move(c);
   }
 
   void reset() override { committed_ = Committed(); }
@@ -253,15 +235,34 @@ class Engine final : public EngineBase {
     return check.weight_sum;
   }
 
-  // The committed renewable state (§7). Only update()'s last lines and import_state() replace it.
+  // The committed renewable state (docs/method.md §7): the scalar fields of RH_STATE_SCALARS, and each array of
+  // RH_STATE_ARRAYS as a view on the space. Only update()'s last lines and import_state() replace it.
+  template <int Rank>
+  using ArrayView = std::conditional_t<Rank == 1, Vector, Matrix>;
   struct Committed {
-    long long q = 0, p = 0;  // q = 0: nothing fitted
-    bool intercept = true;
-    Vector beta;
-    Matrix info;
-    long long n_samples_seen = 0, batch_count = 0;
-    double previous_lambda = 0.0, weight_sum = 0.0;
+    StateScalars scalars;
+#define RH_COMMITTED_ARRAY(name, rank, since) ArrayView<rank> name;
+    RH_STATE_ARRAYS(RH_COMMITTED_ARRAY)
+#undef RH_COMMITTED_ARRAY
+    long long q() const { return scalars.n_features > 0 ? scalars.n_features + (scalars.fit_intercept ? 1 : 0) : 0; }
   };
+
+  // A state array to and from the space (views are row-major, so the values are contiguous either way).
+  template <class View>
+  static void copy_to_host(const View& v, std::vector<double>& out) {
+    const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+    out.assign(h.data(), h.data() + h.size());
+  }
+  template <int Rank>
+  static ArrayView<Rank> from_host(const std::vector<double>& values, const std::string& label, long long q) {
+    ArrayView<Rank> v;
+    if constexpr (Rank == 1) v = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), q);
+    else v = Matrix(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), q, q);
+    auto h = Kokkos::create_mirror_view(v);
+    for (size_t i = 0; i < h.size(); ++i) h.data()[i] = static_cast<S>(values[i]);
+    Kokkos::deep_copy(v, h);
+    return v;
+  }
 
   template <class List>
   struct ScratchOf;
