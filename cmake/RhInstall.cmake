@@ -3,8 +3,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(DIRECTORY core/include/rh DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.hpp")
-install(FILES ${CMAKE_CURRENT_BINARY_DIR}/generated/rh/version.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/rh)
+install(FILES ${RH_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/rh)  # the API only: no rh/detail
 install(TARGETS rh EXPORT RenewableHuberTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 set(RH_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/RenewableHuber)
 install(EXPORT RenewableHuberTargets NAMESPACE RenewableHuber:: DESTINATION ${RH_INSTALL_CMAKEDIR})

@@ -8,35 +8,60 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "common/same_state.hpp"
+#include "rh/detail/compiled_spaces.hpp"
 #include "rh/regressor.hpp"
 
 namespace rh::test {
 
+// What a test runs on: one compiled execution space (its traits) and one scalar type. The unit tests are written
+// once as doctest template test cases and instantiated for every Target of Targets (every compiled space, both
+// dtypes), named "<space>/<dtype>"; ctest runs one process per space (--test-case=*<space/*).
+template <class SpaceTraits, class Scalar>
 struct Target {
-  Space space;
-  Dtype dtype;
-  std::string name() const { return std::string(space_name(space)) + "/" + dtype_name(dtype); }
+  using Traits = SpaceTraits;
+  using S = Scalar;
+  static constexpr Space space = Traits::id;
+  static constexpr Dtype dtype = dtype_of<Scalar>();
+  static std::string name() { return std::string(space_name(space)) + "/" + dtype_name(dtype); }
 };
 
-// Every compiled space with a device, both dtypes; RH_TEST_SPACE=<name> restricts the space (ctest runs one
-// process per space so that each space's result is reported on its own line).
-inline std::vector<Target> targets() {
-  const char* only = std::getenv("RH_TEST_SPACE");
-  std::vector<Target> out;
-  for (const auto& s : compiled_spaces()) {
-    if (only && s.name != only) continue;
-    if (s.device_count == 0) continue;
-    out.push_back({s.space, Dtype::f64});
-    out.push_back({s.space, Dtype::f32});
-  }
+template <class List>
+struct TargetsOf;
+template <class... Tr>
+struct TargetsOf<detail::TypeList<Tr...>> {
+  using type = decltype(std::tuple_cat(std::declval<std::tuple<Target<Tr, double>, Target<Tr, float>>>()...));
+};
+// The targets of a tuple that Keep<T>::value selects.
+template <class Tuple, template <class> class Keep>
+struct Filter;
+template <class... T, template <class> class Keep>
+struct Filter<std::tuple<T...>, Keep> {
+  using type = decltype(std::tuple_cat(std::declval<std::conditional_t<Keep<T>::value, std::tuple<T>, std::tuple<>>>()...));
+};
+template <class T>
+struct IsFloat64 : std::bool_constant<T::dtype == Dtype::f64> {};
+template <class T>
+struct HasDeviceMemory : std::bool_constant<!T::Traits::host> {};
+
+using Targets = TargetsOf<detail::CompiledSpaces>::type;
+using Float64Targets = Filter<Targets, IsFloat64>::type;
+using DeviceTargets = Filter<Targets, HasDeviceMemory>::type;  // empty without a space with its own memory
+
+// Every value of rh::Space the library has a name for, compiled or not.
+inline std::vector<Space> known_spaces() {
+  std::vector<Space> out;
+  for (int v = 0; space_known(static_cast<Space>(v)); ++v) out.push_back(static_cast<Space>(v));
   return out;
 }
 
 // Relative tolerance for comparisons whose only cause of difference is rounding in the model's dtype.
 inline double rounding_tol(Dtype d, double f64, double f32) { return d == Dtype::f64 ? f64 : f32; }
+template <class T>
+double rounding_tol(double f64, double f32) { return rounding_tol(T::dtype, f64, f32); }
 
 // Row-major design and response, in double; converted to the target dtype when fitted.
 struct Data {
@@ -155,3 +180,10 @@ inline double max_rel_diff(const std::vector<double>& a, const std::vector<doubl
 }
 
 }  // namespace rh::test
+
+// doctest names each template instance "<space>/<dtype>".
+#define RH_TARGET_NAMES(name, TRAITS, ARG)                                     \
+  TYPE_TO_STRING_AS(#name "/f64", ::rh::test::Target<TRAITS, double>); \
+  TYPE_TO_STRING_AS(#name "/f32", ::rh::test::Target<TRAITS, float>);
+RH_FOR_EACH_COMPILED_SPACE(RH_TARGET_NAMES, unused)
+#undef RH_TARGET_NAMES

@@ -1,4 +1,4 @@
-// Bad input (seed-system §2.4): each gets a typed error and a message, and leaves the model exactly as it was.
+// Bad input (docs/method.md §10, §11): each gets a typed error and a message, and leaves the model exactly as it was.
 #include <limits>
 
 #include "support.hpp"
@@ -31,7 +31,7 @@ void expect_rejected(Regressor& m, Errc code, F&& call) {
 
 }  // namespace
 
-TEST_CASE("invalid configuration values are rejected by name") {
+TEST_CASE_TEMPLATE_DEFINE("invalid configuration values are rejected by name", T, errors_1) {
   const auto bad = [](auto mutate) {
     Config c;
     mutate(c);
@@ -46,129 +46,140 @@ TEST_CASE("invalid configuration values are rejected by name") {
       bad([](Config& c) { c.tol = -1e-6; }),      bad([](Config& c) { c.ridge = -1; }),
       bad([&](Config& c) { c.ridge = nan; }),
   };
-  for (const auto& t : targets()) {
-    CAPTURE(t.name());
-    for (const auto& c : configs) {
-      CHECK_THROWS_AS(Regressor(t.space, t.dtype, c), Error);
-      Regressor m(t.space, t.dtype);
-      partial_fit(m, linear_data(20, 2, 1));
-      expect_rejected(m, Errc::invalid_argument, [&] { m.set_config(c); });
-    }
+  CAPTURE(T::name());
+  for (const auto& c : configs) {
+    CHECK_THROWS_AS(Regressor(T::space, T::dtype, c), Error);
+    Regressor m(T::space, T::dtype);
+    partial_fit(m, linear_data(20, 2, 1));
+    expect_rejected(m, Errc::invalid_argument, [&] { m.set_config(c); });
   }
 }
+TEST_CASE_TEMPLATE_APPLY(errors_1, Targets);
 
-TEST_CASE("bad batches are rejected and leave the model unchanged") {
+TEST_CASE_TEMPLATE_DEFINE("bad batches are rejected and leave the model unchanged", T, errors_2) {
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
-  for (const auto& t : targets()) {
-    CAPTURE(t.name());
-    Regressor m(t.space, t.dtype);
-    const Data good = linear_data(50, 3, 2);
-    partial_fit(m, good);
-    auto with = [&](auto mutate) {
-      Data d = good;
-      mutate(d);
-      return d;
-    };
-    SUBCASE("non-finite values") {
-      for (double v : {nan, inf, -inf}) {
-        const Data dx = with([&](Data& d) { d.x[7] = v; });
-        const Data dy = with([&](Data& d) { d.y[3] = v; });
-        const Data dw = with([&](Data& d) { d.w.assign(d.n, 1.0); d.w[5] = v; });
-        expect_rejected(m, Errc::invalid_argument, [&] { partial_fit(m, dx); });
-        expect_rejected(m, Errc::invalid_argument, [&] { partial_fit(m, dy); });
-        expect_rejected(m, Errc::invalid_argument, [&] { partial_fit(m, dw); });
-        const TypedBatch b = make_batch(dx, t.dtype);
-        expect_rejected(m, Errc::invalid_argument, [&] { m.fit(b.batch); });
-      }
+  CAPTURE(T::name());
+  Regressor m(T::space, T::dtype);
+  const Data good = linear_data(50, 3, 2);
+  partial_fit(m, good);
+  auto with = [&](auto mutate) {
+    Data d = good;
+    mutate(d);
+    return d;
+  };
+  SUBCASE("non-finite values") {
+    for (double v : {nan, inf, -inf}) {
+      const Data dx = with([&](Data& d) { d.x[7] = v; });
+      const Data dy = with([&](Data& d) { d.y[3] = v; });
+      const Data dw = with([&](Data& d) { d.w.assign(d.n, 1.0); d.w[5] = v; });
+      expect_rejected(m, Errc::invalid_argument, [&] { partial_fit(m, dx); });
+      expect_rejected(m, Errc::invalid_argument, [&] { partial_fit(m, dy); });
+      expect_rejected(m, Errc::invalid_argument, [&] { partial_fit(m, dw); });
+      const TypedBatch b = make_batch(dx, T::dtype);
+      expect_rejected(m, Errc::invalid_argument, [&] { m.fit(b.batch); });
     }
-    SUBCASE("weights: negative, all zero") {
-      const Data neg = with([](Data& d) { d.w.assign(d.n, 1.0); d.w[0] = -0.5; });
-      const Data zero = with([](Data& d) { d.w.assign(d.n, 0.0); });
-      expect_rejected(m, Errc::invalid_argument, [&] { partial_fit(m, neg); });
-      expect_rejected(m, Errc::invalid_argument, [&] { partial_fit(m, zero); });
+  }
+  SUBCASE("weights: negative, all zero") {
+    const Data neg = with([](Data& d) { d.w.assign(d.n, 1.0); d.w[0] = -0.5; });
+    const Data zero = with([](Data& d) { d.w.assign(d.n, 0.0); });
+    expect_rejected(m, Errc::invalid_argument, [&] { partial_fit(m, neg); });
+    expect_rejected(m, Errc::invalid_argument, [&] { partial_fit(m, zero); });
+  }
+  SUBCASE("shapes: empty batch, no columns, column count changes, bad leading dimension") {
+    TypedBatch b = make_batch(good, T::dtype);
+    Batch empty = b.batch;
+    empty.x.rows = 0;
+    expect_rejected(m, Errc::invalid_argument, [&] { m.partial_fit(empty); });
+    Batch no_cols = b.batch;
+    no_cols.x.cols = 0;
+    no_cols.x.ld = 0;
+    expect_rejected(m, Errc::invalid_argument, [&] { m.partial_fit(no_cols); });
+    const Data wider = linear_data(50, 4, 3);
+    expect_rejected(m, Errc::invalid_argument, [&] { partial_fit(m, wider); });
+    const TypedBatch wb = make_batch(wider, T::dtype);
+    std::vector<double> out(50);
+    expect_rejected(m, Errc::invalid_argument, [&] { m.predict(wb.batch.x, out.data(), T::dtype); });
+    Batch bad_ld = b.batch;
+    bad_ld.x.ld = 2;  // < 3 columns, row-major
+    expect_rejected(m, Errc::invalid_argument, [&] { m.partial_fit(bad_ld); });
+    Batch huge = b.batch;
+    huge.x.rows = std::numeric_limits<std::int64_t>::max() / 2;
+    expect_rejected(m, Errc::invalid_argument, [&] { m.partial_fit(huge); });
+  }
+  SUBCASE("pointers, enums, dtypes and memory") {
+    TypedBatch b = make_batch(good, T::dtype);
+    Batch no_x = b.batch;
+    no_x.x.data = nullptr;
+    expect_rejected(m, Errc::invalid_argument, [&] { m.partial_fit(no_x); });
+    Batch no_y = b.batch;
+    no_y.y = nullptr;
+    expect_rejected(m, Errc::invalid_argument, [&] { m.partial_fit(no_y); });
+    Batch other_dtype = b.batch;
+    other_dtype.dtype = T::dtype == Dtype::f64 ? Dtype::f32 : Dtype::f64;
+    expect_rejected(m, Errc::invalid_argument, [&] { m.partial_fit(other_dtype); });
+    Batch bad_layout = b.batch;
+    bad_layout.x.layout = static_cast<Layout>(9);
+    expect_rejected(m, Errc::invalid_argument, [&] { m.partial_fit(bad_layout); });
+    Batch bad_memory = b.batch;
+    bad_memory.memory = static_cast<Memory>(5);
+    expect_rejected(m, Errc::invalid_argument, [&] { m.partial_fit(bad_memory); });
+    if (T::Traits::host) {  // a host space has no device memory: the claim is refused, not guessed
+      Batch device = b.batch;
+      device.memory = Memory::device;
+      expect_rejected(m, Errc::invalid_argument, [&] { m.partial_fit(device); });
     }
-    SUBCASE("shapes: empty batch, no columns, column count changes, bad leading dimension") {
-      TypedBatch b = make_batch(good, t.dtype);
-      Batch empty = b.batch;
-      empty.x.rows = 0;
-      expect_rejected(m, Errc::invalid_argument, [&] { m.partial_fit(empty); });
-      Batch no_cols = b.batch;
-      no_cols.x.cols = 0;
-      no_cols.x.ld = 0;
-      expect_rejected(m, Errc::invalid_argument, [&] { m.partial_fit(no_cols); });
-      const Data wider = linear_data(50, 4, 3);
-      expect_rejected(m, Errc::invalid_argument, [&] { partial_fit(m, wider); });
-      const TypedBatch wb = make_batch(wider, t.dtype);
-      std::vector<double> out(50);
-      expect_rejected(m, Errc::invalid_argument, [&] { m.predict(wb.batch.x, out.data(), t.dtype); });
-      Batch bad_ld = b.batch;
-      bad_ld.x.ld = 2;  // < 3 columns, row-major
-      expect_rejected(m, Errc::invalid_argument, [&] { m.partial_fit(bad_ld); });
-      Batch huge = b.batch;
-      huge.x.rows = std::numeric_limits<std::int64_t>::max() / 2;
-      expect_rejected(m, Errc::invalid_argument, [&] { m.partial_fit(huge); });
-    }
-    SUBCASE("pointers, enums, dtypes and memory") {
-      TypedBatch b = make_batch(good, t.dtype);
-      Batch no_x = b.batch;
-      no_x.x.data = nullptr;
-      expect_rejected(m, Errc::invalid_argument, [&] { m.partial_fit(no_x); });
-      Batch no_y = b.batch;
-      no_y.y = nullptr;
-      expect_rejected(m, Errc::invalid_argument, [&] { m.partial_fit(no_y); });
-      Batch other_dtype = b.batch;
-      other_dtype.dtype = t.dtype == Dtype::f64 ? Dtype::f32 : Dtype::f64;
-      expect_rejected(m, Errc::invalid_argument, [&] { m.partial_fit(other_dtype); });
-      Batch bad_layout = b.batch;
-      bad_layout.x.layout = static_cast<Layout>(9);
-      expect_rejected(m, Errc::invalid_argument, [&] { m.partial_fit(bad_layout); });
-      Batch bad_memory = b.batch;
-      bad_memory.memory = static_cast<Memory>(5);
-      expect_rejected(m, Errc::invalid_argument, [&] { m.partial_fit(bad_memory); });
-      if (t.space != Space::cuda) {  // host spaces have no device memory: the claim is refused, not guessed
-        Batch device = b.batch;
-        device.memory = Memory::device;
-        expect_rejected(m, Errc::invalid_argument, [&] { m.partial_fit(device); });
-      }
-      expect_rejected(m, Errc::invalid_argument, [&] { m.predict(b.batch.x, nullptr, t.dtype); });
-    }
-    SUBCASE("inconsistent states are refused by set_state") {
-      State s = m.state();
-      State wrong_q = s;
-      wrong_q.coefficients.pop_back();
-      expect_rejected(m, Errc::invalid_state, [&] { m.set_state(wrong_q); });
-      State non_finite = s;
-      non_finite.information[1] = nan;
-      expect_rejected(m, Errc::invalid_state, [&] { m.set_state(non_finite); });
-      State negative = s;
-      negative.n_samples_seen = -1;
-      expect_rejected(m, Errc::invalid_state, [&] { m.set_state(negative); });
-      State no_weight = s;
-      no_weight.weight_sum = 0;
-      expect_rejected(m, Errc::invalid_state, [&] { m.set_state(no_weight); });
-      State intercept = s;
-      intercept.fit_intercept = false;
-      intercept.coefficients.pop_back();
-      intercept.information.resize(9);
-      expect_rejected(m, Errc::invalid_state, [&] { m.set_state(intercept); });
-    }
+    expect_rejected(m, Errc::invalid_argument, [&] { m.predict(b.batch.x, nullptr, T::dtype); });
+  }
+  SUBCASE("inconsistent states are refused by set_state") {
+    State s = m.state();
+    State wrong_q = s;
+    wrong_q.coefficients.pop_back();
+    expect_rejected(m, Errc::invalid_state, [&] { m.set_state(wrong_q); });
+    State non_finite = s;
+    non_finite.information[1] = nan;
+    expect_rejected(m, Errc::invalid_state, [&] { m.set_state(non_finite); });
+    State negative = s;
+    negative.n_samples_seen = -1;
+    expect_rejected(m, Errc::invalid_state, [&] { m.set_state(negative); });
+    State no_weight = s;
+    no_weight.weight_sum = 0;
+    expect_rejected(m, Errc::invalid_state, [&] { m.set_state(no_weight); });
+    State intercept = s;
+    intercept.fit_intercept = false;
+    intercept.coefficients.pop_back();
+    intercept.information.resize(9);
+    expect_rejected(m, Errc::invalid_state, [&] { m.set_state(intercept); });
   }
 }
+TEST_CASE_TEMPLATE_APPLY(errors_2, Targets);
 
-TEST_CASE("a model that was never fitted refuses predict, score and diagnostics") {
-  for (const auto& t : targets()) {
-    CAPTURE(t.name());
-    Regressor m(t.space, t.dtype);
-    const TypedBatch b = make_batch(linear_data(10, 2, 4), t.dtype);
-    std::vector<double> out(10);
-    expect_rejected(m, Errc::invalid_state, [&] { m.predict(b.batch.x, out.data(), t.dtype); });
-    expect_rejected(m, Errc::invalid_state, [&] { m.score(b.batch); });
-    CHECK_THROWS_AS(m.diagnostics(), Error);
+TEST_CASE_TEMPLATE_DEFINE("a model that was never fitted refuses predict, score and diagnostics", T, errors_3) {
+  CAPTURE(T::name());
+  Regressor m(T::space, T::dtype);
+  const TypedBatch b = make_batch(linear_data(10, 2, 4), T::dtype);
+  std::vector<double> out(10);
+  expect_rejected(m, Errc::invalid_state, [&] { m.predict(b.batch.x, out.data(), T::dtype); });
+  expect_rejected(m, Errc::invalid_state, [&] { m.score(b.batch); });
+  CHECK_THROWS_AS(m.diagnostics(), Error);
+}
+TEST_CASE_TEMPLATE_APPLY(errors_3, Targets);
+
+TEST_CASE("an unknown penalty is an error, never another penalty") {
+  CHECK(std::string(penalty_name(static_cast<Penalty>(7))) == "unknown");
+  CHECK_FALSE(penalty_known(static_cast<Penalty>(-1)));
+  for (const char* name : {"elastic_net", "L1", "", "None"}) {
+    CAPTURE(name);
+    CHECK_THROWS_AS(penalty_from_name(name), Error);
   }
+  CHECK(penalty_from_name("none") == Penalty::none);
+  CHECK(penalty_from_name("l1") == Penalty::l1);
+  Config c;
+  c.penalty = static_cast<Penalty>(2);
+  CHECK_THROWS_AS(validate(c), Error);
 }
 
 TEST_CASE("spaces that are not compiled and bad enums are refused at construction") {
-  for (Space s : {Space::serial, Space::openmp, Space::cuda}) {
+  for (Space s : known_spaces()) {
     if (space_compiled(s)) continue;
     try {
       Regressor m(s, Dtype::f64);
@@ -178,6 +189,9 @@ TEST_CASE("spaces that are not compiled and bad enums are refused at constructio
     }
   }
   CHECK_THROWS_AS(Regressor(static_cast<Space>(42), Dtype::f64), Error);
+  CHECK(std::string(space_name(static_cast<Space>(42))) == "unknown");
+  CHECK_THROWS_AS(space_from_name("hip"), Error);
+  for (Space s : known_spaces()) CHECK(space_from_name(space_name(s)) == s);
   CHECK_THROWS_AS(Regressor(Space::serial, static_cast<Dtype>(3)), Error);
   CHECK_THROWS_AS(Regressor(Space::serial, Dtype::f64, Config(), -1), Error);
 }

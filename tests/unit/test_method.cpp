@@ -1,4 +1,4 @@
-// Properties of the method (seed-system §1) that hold on every space and dtype.
+// Properties of the method (docs/method.md) that hold on every space and dtype.
 #include <algorithm>
 #include <numeric>
 
@@ -9,7 +9,7 @@ using namespace rh;
 using namespace rh::test;
 using namespace rh::detail;
 
-TEST_CASE("smoothed score and curvature match the golden points of §1.2") {
+TEST_CASE("smoothed score and curvature match the golden points of §2") {
   const double r1[] = {-3, -2.5, -2.25, -2, -1.75, -1.5};
   const double score1[] = {-2, -2, -1.96875, -1.875, -1.71875, -1.5};
   const double curv1[] = {0, 0, 0.25, 0.5, 0.75, 1};
@@ -35,7 +35,7 @@ TEST_CASE("smoothed score and curvature match the golden points of §1.2") {
   CHECK(soft_threshold(0.7, 0.0) == 0.7);
 }
 
-TEST_CASE("bandwidth and lambda follow §1.3") {
+TEST_CASE("bandwidth and lambda follow §3") {
   // N = 24.5, p = 4 (the reference's first weighted batch): h = 1/(sqrt(24.5)·ln 4), capped at τ.
   CHECK(bandwidth_for(1.0, 24.5, 4, 1.2) == doctest::Approx(0.1457342066566842).epsilon(1e-15));
   CHECK(bandwidth_for(1e6, 24.5, 4, 1.2) == 1.2);
@@ -47,22 +47,21 @@ TEST_CASE("bandwidth and lambda follow §1.3") {
   CHECK(penalty::None::lambda(cfg, 31.0, 6) == 0.0);
 }
 
-TEST_CASE("with a huge tau and no ridge the fit is closed-form least squares") {
+TEST_CASE_TEMPLATE_DEFINE("with a huge tau and no ridge the fit is closed-form least squares", T, method_1) {
   const Data d = linear_data(300, 5, 11);
   const auto want = ols(d, true);
   Config cfg;
   cfg.tau = 1e9;
   cfg.ridge = 0.0;
   cfg.tol = 1e-12;
-  for (const auto& t : targets()) {
-    CAPTURE(t.name());
-    Regressor m(t.space, t.dtype, cfg);
-    partial_fit(m, d);
-    CHECK(max_rel_diff(m.coefficients(), want) <= rounding_tol(t.dtype, 1e-12, 2e-5));
-  }
+  CAPTURE(T::name());
+  Regressor m(T::space, T::dtype, cfg);
+  partial_fit(m, d);
+  CHECK(max_rel_diff(m.coefficients(), want) <= rounding_tol<T>(1e-12, 2e-5));
 }
+TEST_CASE_TEMPLATE_APPLY(method_1, Targets);
 
-TEST_CASE("integer weights equal row replication") {
+TEST_CASE_TEMPLATE_DEFINE("integer weights equal row replication", T, method_2) {
   Data d = linear_data(120, 4, 12, 1.0);
   d.y[7] += 30.0;  // an outlier, so the Huber zones matter
   Data replicated;
@@ -78,17 +77,16 @@ TEST_CASE("integer weights equal row replication") {
   replicated.n = static_cast<long long>(replicated.y.size());
   Config cfg;
   cfg.tol = 1e-12;
-  for (const auto& t : targets()) {
-    CAPTURE(t.name());
-    Regressor weighted(t.space, t.dtype, cfg), expanded(t.space, t.dtype, cfg);
-    partial_fit(weighted, d);
-    partial_fit(expanded, replicated);
-    CHECK(max_rel_diff(weighted.coefficients(), expanded.coefficients()) <= rounding_tol(t.dtype, 1e-9, 2e-4));
-    CHECK(weighted.state().weight_sum == expanded.state().weight_sum);
-  }
+  CAPTURE(T::name());
+  Regressor weighted(T::space, T::dtype, cfg), expanded(T::space, T::dtype, cfg);
+  partial_fit(weighted, d);
+  partial_fit(expanded, replicated);
+  CHECK(max_rel_diff(weighted.coefficients(), expanded.coefficients()) <= rounding_tol<T>(1e-9, 2e-4));
+  CHECK(weighted.state().weight_sum == expanded.state().weight_sum);
 }
+TEST_CASE_TEMPLATE_APPLY(method_2, Targets);
 
-TEST_CASE("row order within a batch does not matter") {
+TEST_CASE_TEMPLATE_DEFINE("row order within a batch does not matter", T, method_3) {
   const Data d = linear_data(200, 6, 13, 2.0);
   Data shuffled = d;
   std::vector<long long> order(static_cast<size_t>(d.n));
@@ -100,20 +98,19 @@ TEST_CASE("row order within a batch does not matter") {
   }
   Config cfg;
   cfg.tol = 1e-12;
-  for (const auto& t : targets()) {
-    CAPTURE(t.name());
-    Regressor a(t.space, t.dtype, cfg), b(t.space, t.dtype, cfg);
-    partial_fit(a, d, 0, 100);
-    partial_fit(b, shuffled, 0, 100);  // different rows: only the second batch is compared against a
-    Regressor a2(t.space, t.dtype, cfg), b2(t.space, t.dtype, cfg);
-    partial_fit(a2, d);
-    partial_fit(b2, shuffled);
-    CHECK(max_rel_diff(a2.coefficients(), b2.coefficients()) <= rounding_tol(t.dtype, 2e-9, 2e-4));
-  }
+  CAPTURE(T::name());
+  Regressor a(T::space, T::dtype, cfg), b(T::space, T::dtype, cfg);
+  partial_fit(a, d, 0, 100);
+  partial_fit(b, shuffled, 0, 100);  // different rows: only the second batch is compared against a
+  Regressor a2(T::space, T::dtype, cfg), b2(T::space, T::dtype, cfg);
+  partial_fit(a2, d);
+  partial_fit(b2, shuffled);
+  CHECK(max_rel_diff(a2.coefficients(), b2.coefficients()) <= rounding_tol<T>(2e-9, 2e-4));
 }
+TEST_CASE_TEMPLATE_APPLY(method_3, Targets);
 
 namespace {
-// ∇F_b(β) of §1.4 without the current λ term, from the state before and after the batch (in double).
+// ∇F_b(β) of §4 without the current λ term, from the state before and after the batch (in double).
 std::vector<double> batch_gradient(const State& before, const State& after, const Data& d, const Config& cfg) {
   const long long q = static_cast<long long>(after.coefficients.size());
   const bool first = before.n_samples_seen == 0;
@@ -139,65 +136,62 @@ std::vector<double> batch_gradient(const State& before, const State& after, cons
 }
 }  // namespace
 
-TEST_CASE("penalty none: every batch solves the renewable estimating equation (Eq. 2.8)") {
+TEST_CASE_TEMPLATE_DEFINE("penalty none: every batch solves the renewable estimating equation (Eq. 2.8)", T, method_4) {
   const Data d = linear_data(400, 5, 14, 1.5);
   Config cfg;
   cfg.ridge = 0.0;
   cfg.tol = 1e-12;
   cfg.max_iter = 200;
-  for (const auto& t : targets()) {
-    CAPTURE(t.name());
-    Regressor m(t.space, t.dtype, cfg);
-    for (int b = 0; b < 4; ++b) {
-      const State before = m.state();
-      const Data part = rows_of(d, b * 100, 100);
-      partial_fit(m, part);
-      const auto g = batch_gradient(before, m.state(), part, cfg);
-      double worst = 0;
-      for (double v : g) worst = std::max(worst, std::fabs(v));
-      CAPTURE(b);
-      // float32: the data gradient is summed in float over the batch and the step stops at float resolution.
-      CHECK(worst <= rounding_tol(t.dtype, 2e-8, 5e-5));
-    }
+  CAPTURE(T::name());
+  Regressor m(T::space, T::dtype, cfg);
+  for (int b = 0; b < 4; ++b) {
+    const State before = m.state();
+    const Data part = rows_of(d, b * 100, 100);
+    partial_fit(m, part);
+    const auto g = batch_gradient(before, m.state(), part, cfg);
+    double worst = 0;
+    for (double v : g) worst = std::max(worst, std::fabs(v));
+    CAPTURE(b);
+    // float32: the data gradient is summed in float over the batch and the step stops at float resolution.
+    CHECK(worst <= rounding_tol<T>(2e-8, 5e-5));
   }
 }
+TEST_CASE_TEMPLATE_APPLY(method_4, Targets);
 
-TEST_CASE("penalty l1: converged batches satisfy the KKT conditions (Eq. 3.6)") {
+TEST_CASE_TEMPLATE_DEFINE("penalty l1: converged batches satisfy the KKT conditions (Eq. 3.6)", T, method_5) {
   const Data d = linear_data(300, 8, 15, 0.5, 3);  // three coefficients are truly zero
   Config cfg;
   cfg.penalty = Penalty::l1;
   cfg.lambda_scale = 0.5;
-  // The majorization test accepts F(cand) ≤ U + 1e-12 (§1.6): that absolute slack lets steps of about
+  // The majorization test accepts F(cand) ≤ U + 1e-12 (§6): that absolute slack lets steps of about
   // sqrt(1e-12/φ) ≈ 1e-6 pass without decrease, so LAMM cannot converge much below tol 1e-6 (the reference's
   // own L1 golden case, at tol 1e-8, never converges). KKT then holds to 2e-5, the reference's bound.
   cfg.tol = 1e-6;
   cfg.max_iter = 20000;
-  for (const auto& t : targets()) {
-    if (t.dtype == Dtype::f32) continue;  // KKT to 2e-5 needs float64 sums of the data gradient
-    CAPTURE(t.name());
-    Regressor m(t.space, t.dtype, cfg);
-    for (int b = 0; b < 3; ++b) {
-      const State before = m.state();
-      const Data part = rows_of(d, b * 100, 100);
-      const Diagnostics diag = partial_fit(m, part);
-      CAPTURE(diag.iterations);
-      REQUIRE(diag.converged);
-      const State after = m.state();
-      const auto g = batch_gradient(before, after, part, cfg);
-      const double lambda = diag.lambda_value;
-      CAPTURE(b);
-      for (long long j = 0; j < d.p; ++j) {
-        CAPTURE(j);
-        const double beta = after.coefficients[j];
-        if (beta != 0.0) CHECK(std::fabs(g[j] + lambda * (beta > 0 ? 1 : -1)) <= 2e-5);
-        else CHECK(std::fabs(g[j]) <= lambda + 2e-5);
-      }
-      CHECK(std::fabs(g[d.p]) <= 2e-5);  // the intercept is never penalized
+  CAPTURE(T::name());
+  Regressor m(T::space, T::dtype, cfg);
+  for (int b = 0; b < 3; ++b) {
+    const State before = m.state();
+    const Data part = rows_of(d, b * 100, 100);
+    const Diagnostics diag = partial_fit(m, part);
+    CAPTURE(diag.iterations);
+    REQUIRE(diag.converged);
+    const State after = m.state();
+    const auto g = batch_gradient(before, after, part, cfg);
+    const double lambda = diag.lambda_value;
+    CAPTURE(b);
+    for (long long j = 0; j < d.p; ++j) {
+      CAPTURE(j);
+      const double beta = after.coefficients[j];
+      if (beta != 0.0) CHECK(std::fabs(g[j] + lambda * (beta > 0 ? 1 : -1)) <= 2e-5);
+      else CHECK(std::fabs(g[j]) <= lambda + 2e-5);
     }
+    CHECK(std::fabs(g[d.p]) <= 2e-5);  // the intercept is never penalized
   }
 }
+TEST_CASE_TEMPLATE_APPLY(method_5, Float64Targets);  // KKT to 2e-5 needs float64 sums of the data gradient
 
-TEST_CASE("orthogonal design: the L1 fit is the soft-thresholded least-squares fit") {
+TEST_CASE_TEMPLATE_DEFINE("orthogonal design: the L1 fit is the soft-thresholded least-squares fit", T, method_6) {
   // 8 rows of a Sylvester-Hadamard matrix: columns are orthogonal with XᵀX = 8·I.
   const int n = 8, p = 4;
   Data d;
@@ -216,22 +210,21 @@ TEST_CASE("orthogonal design: the L1 fit is the soft-thresholded least-squares f
   cfg.max_iter = 1000;
   const double lambda = 0.3;
   cfg.lambda_scale = lambda / (cfg.tau * std::sqrt(std::log(4.0) / n));
-  for (const auto& t : targets()) {
-    CAPTURE(t.name());
-    Regressor m(t.space, t.dtype, cfg);
-    const Diagnostics diag = partial_fit(m, d);
-    CHECK(diag.lambda_value == doctest::Approx(lambda).epsilon(1e-12));
-    const auto beta = m.coefficients();
-    for (int j = 0; j < p; ++j) {
-      double xty = 0;
-      for (int i = 0; i < n; ++i) xty += d.x[i * p + j] * d.y[i];
-      CAPTURE(j);
-      CHECK(std::fabs(beta[j] - soft_threshold(xty / n, lambda)) <= rounding_tol(t.dtype, 1e-10, 1e-5));
-    }
+  CAPTURE(T::name());
+  Regressor m(T::space, T::dtype, cfg);
+  const Diagnostics diag = partial_fit(m, d);
+  CHECK(diag.lambda_value == doctest::Approx(lambda).epsilon(1e-12));
+  const auto beta = m.coefficients();
+  for (int j = 0; j < p; ++j) {
+    double xty = 0;
+    for (int i = 0; i < n; ++i) xty += d.x[i * p + j] * d.y[i];
+    CAPTURE(j);
+    CHECK(std::fabs(beta[j] - soft_threshold(xty / n, lambda)) <= rounding_tol<T>(1e-10, 1e-5));
   }
 }
+TEST_CASE_TEMPLATE_APPLY(method_6, Targets);
 
-TEST_CASE("a gross outlier barely moves the robust fit while it ruins least squares") {
+TEST_CASE_TEMPLATE_DEFINE("a gross outlier barely moves the robust fit while it ruins least squares", T, method_7) {
   Data d = linear_data(500, 3, 16, 0.1);
   Data clean = d;
   d.y[17] += 1000.0;
@@ -239,55 +232,52 @@ TEST_CASE("a gross outlier barely moves the robust fit while it ruins least squa
   const auto ls = ols(d, true);
   double ls_err = 0;
   for (size_t j = 0; j < truth.size(); ++j) ls_err = std::max(ls_err, std::fabs(ls[j] - truth[j]));
-  for (const auto& t : targets()) {
-    CAPTURE(t.name());
-    Regressor m(t.space, t.dtype);
-    partial_fit(m, d);
-    const auto beta = m.coefficients();
-    double err = 0;
-    for (size_t j = 0; j < truth.size(); ++j) err = std::max(err, std::fabs(beta[j] - truth[j]));
-    CHECK(err < 0.03);
-    CHECK(err < 0.01 * ls_err);
-  }
+  CAPTURE(T::name());
+  Regressor m(T::space, T::dtype);
+  partial_fit(m, d);
+  const auto beta = m.coefficients();
+  double err = 0;
+  for (size_t j = 0; j < truth.size(); ++j) err = std::max(err, std::fabs(beta[j] - truth[j]));
+  CHECK(err < 0.03);
+  CHECK(err < 0.01 * ls_err);
 }
+TEST_CASE_TEMPLATE_APPLY(method_7, Targets);
 
-TEST_CASE("fit is reset plus one batch, and a restored state continues the stream bitwise") {
+TEST_CASE_TEMPLATE_DEFINE("fit is reset plus one batch, and a restored state continues the stream bitwise", T, method_8) {
   const Data d = linear_data(600, 7, 17, 1.0);
-  for (const auto& t : targets()) {
-    CAPTURE(t.name());
-    Regressor stream(t.space, t.dtype), resumed(t.space, t.dtype), refit(t.space, t.dtype);
-    partial_fit(stream, d, 0, 200);
-    resumed.set_state(stream.state());
-    for (int b = 1; b < 3; ++b) {
-      partial_fit(stream, d, b * 200, 200);
-      partial_fit(resumed, d, b * 200, 200);
-    }
-    CHECK(same_state(stream.state(), resumed.state()));
-
-    partial_fit(refit, d, 0, 300);
-    const TypedBatch last = make_batch(d, t.dtype, 400, 200);
-    refit.fit(last.batch);
-    Regressor fresh(t.space, t.dtype);
-    fresh.partial_fit(last.batch);
-    CHECK(same_state(refit.state(), fresh.state()));
-    CHECK(refit.state().batch_count == 1);
+  CAPTURE(T::name());
+  Regressor stream(T::space, T::dtype), resumed(T::space, T::dtype), refit(T::space, T::dtype);
+  partial_fit(stream, d, 0, 200);
+  resumed.set_state(stream.state());
+  for (int b = 1; b < 3; ++b) {
+    partial_fit(stream, d, b * 200, 200);
+    partial_fit(resumed, d, b * 200, 200);
   }
-}
+  CHECK(same_state(stream.state(), resumed.state()));
 
-TEST_CASE("score is the ordinary R², 1 for a perfect fit") {
+  partial_fit(refit, d, 0, 300);
+  const TypedBatch last = make_batch(d, T::dtype, 400, 200);
+  refit.fit(last.batch);
+  Regressor fresh(T::space, T::dtype);
+  fresh.partial_fit(last.batch);
+  CHECK(same_state(refit.state(), fresh.state()));
+  CHECK(refit.state().batch_count == 1);
+}
+TEST_CASE_TEMPLATE_APPLY(method_8, Targets);
+
+TEST_CASE_TEMPLATE_DEFINE("score is the ordinary R², 1 for a perfect fit", T, method_9) {
   const Data d = linear_data(200, 3, 18, 0.0);
   Config cfg;
   cfg.ridge = 0.0;
   cfg.tol = 1e-12;
-  for (const auto& t : targets()) {
-    CAPTURE(t.name());
-    Regressor m(t.space, t.dtype, cfg);
-    const TypedBatch b = make_batch(d, t.dtype);
-    m.partial_fit(b.batch);
-    CHECK(m.score(b.batch) == doctest::Approx(1.0).epsilon(rounding_tol(t.dtype, 1e-12, 1e-5)));
-    const auto pred = t.dtype == Dtype::f64 ? m.predict(b.xd.data(), d.n, d.p)
-                                            : std::vector<double>();
-    for (long long i = 0; i < static_cast<long long>(pred.size()); ++i)
-      CHECK(pred[i] == doctest::Approx(d.y[i]).epsilon(1e-9));
-  }
+  CAPTURE(T::name());
+  Regressor m(T::space, T::dtype, cfg);
+  const TypedBatch b = make_batch(d, T::dtype);
+  m.partial_fit(b.batch);
+  CHECK(m.score(b.batch) == doctest::Approx(1.0).epsilon(rounding_tol<T>(1e-12, 1e-5)));
+  const auto pred = T::dtype == Dtype::f64 ? m.predict(b.xd.data(), d.n, d.p)
+                                          : std::vector<double>();
+  for (long long i = 0; i < static_cast<long long>(pred.size()); ++i)
+    CHECK(pred[i] == doctest::Approx(d.y[i]).epsilon(1e-9));
 }
+TEST_CASE_TEMPLATE_APPLY(method_9, Targets);

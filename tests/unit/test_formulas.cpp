@@ -1,0 +1,126 @@
+// The device-callable formulas of the method (rh/detail/method.hpp) evaluated inside a kernel on every space and
+// dtype: against the golden points of docs/method.md §2, and against the same formulas called on the host.
+#include <Kokkos_Core.hpp>
+#include <cmath>
+#include <array>
+#include <limits>
+#include <vector>
+
+#include "rh/detail/method.hpp"
+#include "support.hpp"
+
+using namespace rh;
+using namespace rh::test;
+
+namespace {
+
+enum Formula { loss, score, curvature, smoothed, threshold, formulas };
+
+template <class S>
+S evaluate_formula(int f, S r, S tau, S h) {
+  switch (f) {
+    case loss: return detail::huber_loss(r, tau);
+    case score: return detail::huber_score(r, tau);
+    case curvature: return detail::smoothed_curvature(r, tau, h);
+    case smoothed: return detail::smoothed_score(r, tau, h);
+    default: return detail::soft_threshold(r, tau);
+  }
+}
+
+template <class S, class In, class Out>
+struct FormulaKernel {
+  In points;  // r, τ, h per point
+  Out out;    // one column per formula
+  KOKKOS_INLINE_FUNCTION void operator()(const int i) const {
+    const S r = points(i, 0), tau = points(i, 1), h = points(i, 2);
+    out(i, loss) = detail::huber_loss(r, tau);
+    out(i, score) = detail::huber_score(r, tau);
+    out(i, curvature) = detail::smoothed_curvature(r, tau, h);
+    out(i, smoothed) = detail::smoothed_score(r, tau, h);
+    out(i, threshold) = detail::soft_threshold(r, tau);
+  }
+};
+
+// Every formula at every point, computed on the space of T.
+template <class T>
+std::vector<std::vector<double>> on_space(const std::vector<std::array<double, 3>>& points) {
+  using S = typename T::S;
+  using Space = typename T::Traits::execution_space;
+  using Matrix = Kokkos::View<S**, Kokkos::LayoutRight, typename Space::memory_space>;
+  const int n = static_cast<int>(points.size());
+  Matrix in("formula_points", n, 3), out("formula_values", n, static_cast<int>(formulas));
+  auto h_in = Kokkos::create_mirror_view(in);
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < 3; ++k) h_in(i, k) = static_cast<S>(points[static_cast<size_t>(i)][static_cast<size_t>(k)]);
+  Kokkos::deep_copy(in, h_in);
+  Kokkos::parallel_for("test_formulas", Kokkos::RangePolicy<Space>(T::Traits::instance(0), 0, n),
+                       FormulaKernel<S, Matrix, Matrix>{in, out});
+  auto h_out = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+  std::vector<std::vector<double>> values(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i)
+    for (int f = 0; f < formulas; ++f) values[static_cast<size_t>(i)].push_back(static_cast<double>(h_out(i, f)));
+  return values;
+}
+
+// A few roundings apart: a kernel and a host call may contract different multiply-adds into fused ones (nvcc
+// contracts by default, and so does the host compiler for -march=native); each formula has at most 4 roundings.
+template <class S>
+double close(double got, double want) {
+  return std::fabs(got - want) <= 4 * std::numeric_limits<S>::epsilon() * (1.0 + std::fabs(want));
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE_DEFINE("the formulas give the golden points of §2 inside a kernel", T, formulas_golden) {
+  using S = typename T::S;
+  // r, τ, h and the golden loss, score, curvature, smoothed score and soft threshold S(r, τ).
+  struct Point {
+    double r, tau, h, want[formulas];
+  };
+  const Point golden[] = {
+      {-3.0, 2.0, 0.5, {4.0, -2.0, 0.0, -2.0, -1.0}},
+      {-2.5, 2.0, 0.5, {3.0, -2.0, 0.0, -2.0, -0.5}},
+      {-2.25, 2.0, 0.5, {2.5, -2.0, 0.25, -1.96875, -0.25}},
+      {-2.0, 2.0, 0.5, {2.0, -2.0, 0.5, -1.875, 0.0}},
+      {-1.75, 2.0, 0.5, {1.53125, -1.75, 0.75, -1.71875, 0.0}},
+      {-1.5, 2.0, 0.5, {1.125, -1.5, 1.0, -1.5, 0.0}},
+      {2.25, 2.0, 0.5, {2.5, 2.0, 0.25, 1.96875, 0.25}},
+      {-3.5, 2.0, 1.5, {5.0, -2.0, 0.0, -2.0, -1.5}},
+      {-2.0, 2.0, 1.5, {2.0, -2.0, 0.5, -1.625, 0.0}},
+      {-0.5, 2.0, 1.5, {0.125, -0.5, 1.0, -0.5, 0.0}},
+      {0.0, 1.0, 5.0, {0.0, 0.0, 1.0, 0.0, 0.0}},  // h is capped at τ, so the ramps never overlap
+      {3.0, 2.0, 0.5, {4.0, 2.0, 0.0, 2.0, 1.0}},
+      {0.3, 0.5, 0.1, {0.045, 0.3, 1.0, 0.3, 0.0}},
+      {0.7, 0.0, 0.0, {0.0, 0.0, 0.0, 0.0, 0.7}},  // τ = 0: soft threshold at 0 is the identity
+  };
+  std::vector<std::array<double, 3>> points;
+  for (const Point& p : golden) points.push_back({p.r, p.tau, p.h});
+  const auto got = on_space<T>(points);
+  for (size_t i = 0; i < points.size(); ++i)
+    for (int f = 0; f < formulas; ++f) {
+      CAPTURE(golden[i].r);
+      CAPTURE(golden[i].tau);
+      CAPTURE(golden[i].h);
+      CAPTURE(f);
+      CHECK(close<S>(got[i][static_cast<size_t>(f)], golden[i].want[f]));
+    }
+}
+TEST_CASE_TEMPLATE_APPLY(formulas_golden, Targets);
+
+TEST_CASE_TEMPLATE_DEFINE("the formulas agree between a kernel and a host call, across both ramps", T, formulas_host) {
+  using S = typename T::S;
+  std::vector<std::array<double, 3>> points;
+  for (double tau : {0.5, 1.345, 3.0})
+    for (double h : {0.01, 0.3, 1.0, 10.0})
+      for (int k = -80; k <= 80; ++k) points.push_back({tau * k / 40.0, tau, h});  // |r| up to 2τ, every zone
+  const auto got = on_space<T>(points);
+  for (size_t i = 0; i < points.size(); ++i) {
+    const S r = static_cast<S>(points[i][0]), tau = static_cast<S>(points[i][1]), h = static_cast<S>(points[i][2]);
+    for (int f = 0; f < formulas; ++f) {
+      CAPTURE(points[i][0]);
+      CAPTURE(f);
+      CHECK(close<S>(got[i][static_cast<size_t>(f)], static_cast<double>(evaluate_formula<S>(f, r, tau, h))));
+    }
+  }
+}
+TEST_CASE_TEMPLATE_APPLY(formulas_host, Targets);

@@ -1,0 +1,665 @@
+// Every solver pass (rh/detail/passes.hpp) called directly on every space and dtype, against the sequential
+// reference of tests/reference/passes.hpp, on random and adversarial inputs: ill-conditioned and rank-deficient
+// designs, zero weights, residuals inside and on the edges of the curvature ramps, and non-finite values.
+//
+// Tolerances are rounding-error bounds, not fitted numbers: a sum of k terms computed in precision ε (any order,
+// any chunking) differs from the exact sum by at most k·ε·Σ|terms| (the classic γ_k bound), and the reference is
+// exact to far below that. ε is the machine epsilon of the scalar the pass computes in: S for the row-side sums and
+// the Gram, double for the coefficient-side sums (docs/method.md says which is which).
+#include <Kokkos_Core.hpp>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "reference/passes.hpp"
+#include "rh/detail/passes.hpp"
+#include "support.hpp"
+
+using namespace rh;
+using namespace rh::test;
+namespace ref = rh::reference;
+using ref::Values;
+
+namespace {
+
+constexpr double kEps64 = std::numeric_limits<double>::epsilon();
+
+// What a batch looks like, before any space sees it.
+enum class Scenario { random, ill_conditioned, rank_deficient, zero_weights, ramps };
+const Scenario kScenarios[] = {Scenario::random, Scenario::ill_conditioned, Scenario::rank_deficient,
+                               Scenario::zero_weights, Scenario::ramps};
+const char* name_of(Scenario s) {
+  switch (s) {
+    case Scenario::random: return "random";
+    case Scenario::ill_conditioned: return "ill-conditioned";
+    case Scenario::rank_deficient: return "rank-deficient";
+    case Scenario::zero_weights: return "zero weights";
+    case Scenario::ramps: return "residuals in the curvature ramps";
+  }
+  return "?";
+}
+
+// A batch and a point of the solve: values already rounded to the model's scalar S, held in double.
+struct Problem {
+  long long n = 0, p = 0, q = 0;
+  bool intercept = true;
+  Values x, y, w;                         // caller arrays, row-major n × p
+  Values cand, cur, tilde, grad, info;    // q, q, q, q, q×q (J symmetric positive semi-definite)
+  double tau = 1.345, h = 0.3;
+};
+
+template <class S>
+double round_to(double v) { return static_cast<double>(static_cast<S>(v)); }
+
+template <class S>
+Problem make_problem(Scenario sc, long long n, long long p, bool intercept, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  Problem pr;
+  pr.n = n;
+  pr.p = p;
+  pr.intercept = intercept;
+  pr.q = p + (intercept ? 1 : 0);
+  const long long q = pr.q;
+  pr.x.resize(static_cast<size_t>(n * p));
+  for (auto& v : pr.x) v = normal(rng);
+  if (sc == Scenario::ill_conditioned)  // column 1 = column 0 + a perturbation near S's resolution
+    for (long long i = 0; i < n; ++i)
+      pr.x[static_cast<size_t>(i * p + 1)] = pr.x[static_cast<size_t>(i * p)] * (1.0 + 1e3 * std::numeric_limits<S>::epsilon() * normal(rng));
+  if (sc == Scenario::rank_deficient)  // a duplicated column and a zero column
+    for (long long i = 0; i < n; ++i) {
+      pr.x[static_cast<size_t>(i * p + 2)] = pr.x[static_cast<size_t>(i * p)];
+      pr.x[static_cast<size_t>(i * p + 3)] = 0.0;
+    }
+  for (auto& v : pr.x) v = round_to<S>(v);
+  for (long long j = 0; j < q; ++j) {
+    pr.cand.push_back(round_to<S>(normal(rng)));
+    pr.cur.push_back(round_to<S>(pr.cand.back() + 0.1 * normal(rng)));
+    pr.tilde.push_back(j % 4 == 0 ? 0.0 : round_to<S>(normal(rng)));  // some sign(β̃_j) = 0
+    pr.grad.push_back(round_to<S>(normal(rng)));
+  }
+  // J = AᵀA/q: symmetric positive semi-definite.
+  Values a(static_cast<size_t>(q * q));
+  for (auto& v : a) v = normal(rng);
+  pr.info.assign(static_cast<size_t>(q * q), 0.0);
+  for (long long j = 0; j < q; ++j)
+    for (long long k = 0; k < q; ++k) {
+      double s = 0;
+      for (long long l = 0; l < q; ++l) s += a[static_cast<size_t>(l * q + j)] * a[static_cast<size_t>(l * q + k)];
+      pr.info[static_cast<size_t>(j * q + k)] = round_to<S>(s / static_cast<double>(q));
+    }
+  // y: the fit at cand plus a residual; ramps puts residuals inside and on the edges of τ ± h.
+  for (long long i = 0; i < n; ++i) {
+    double fit = intercept ? pr.cand[static_cast<size_t>(q - 1)] : 0.0;
+    for (long long j = 0; j < p; ++j) fit += pr.x[static_cast<size_t>(i * p + j)] * pr.cand[static_cast<size_t>(j)];
+    double r = (i % 10 == 3) ? 20.0 * normal(rng) : normal(rng);
+    if (sc == Scenario::ramps) {
+      const double edges[] = {pr.tau - pr.h, pr.tau + pr.h, pr.tau, pr.tau - 0.5 * pr.h, pr.tau + 0.9 * pr.h};
+      r = (i % 2 ? -1.0 : 1.0) * edges[i % 5] * (1.0 + 1e-3 * unit(rng) * (i % 3 == 0));
+    }
+    pr.y.push_back(round_to<S>(fit + r));
+  }
+  if (sc != Scenario::random) {
+    for (long long i = 0; i < n; ++i)
+      pr.w.push_back(sc == Scenario::zero_weights && i % 2 == 0 ? 0.0 : round_to<S>(0.25 + 2.0 * unit(rng)));
+  }
+  return pr;
+}
+
+// The views of one target, and conversions to and from host vectors.
+template <class T>
+struct OnSpace {
+  using S = typename T::S;
+  using Traits = typename T::Traits;
+  using Passes = detail::Passes<Traits, S>;
+  using Vector = typename Passes::Vector;
+  using Matrix = typename Passes::Matrix;
+
+  Passes passes{Traits::instance(0), 0};
+
+  static Vector vector(const Values& v) {
+    Vector out("test_vector", v.size());
+    auto h = Kokkos::create_mirror_view(out);
+    for (size_t i = 0; i < v.size(); ++i) h(i) = static_cast<S>(v[i]);
+    Kokkos::deep_copy(out, h);
+    return out;
+  }
+  static Matrix matrix(const Values& v, long long q) {
+    Matrix out("test_matrix", q, q);
+    auto h = Kokkos::create_mirror_view(out);
+    for (long long j = 0; j < q; ++j)
+      for (long long k = 0; k < q; ++k) h(j, k) = static_cast<S>(v[static_cast<size_t>(j * q + k)]);
+    Kokkos::deep_copy(out, h);
+    return out;
+  }
+  template <class View>
+  static Values values(const View& v) {
+    const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+    Values out;
+    if constexpr (View::rank == 1) {
+      for (size_t i = 0; i < h.extent(0); ++i) out.push_back(static_cast<double>(h(i)));
+    } else {
+      for (size_t i = 0; i < h.extent(0); ++i)
+        for (size_t j = 0; j < h.extent(1); ++j) out.push_back(static_cast<double>(h(i, j)));
+    }
+    return out;
+  }
+
+  // The problem's batch staged on the space (pass 1), with its chunks.
+  struct Staged {
+    Vector buffer, raw_x;
+    typename Passes::Rows rows;
+    detail::Chunks chunks;
+  };
+  Staged stage(const Problem& pr, bool row_major = true, long long extra_ld = 0) {
+    const std::vector<S> x = caller_x(pr, row_major, extra_ld), y(pr.y.begin(), pr.y.end()), w(pr.w.begin(), pr.w.end());
+    Batch b;
+    b.x.data = x.data();
+    b.x.rows = pr.n;
+    b.x.cols = pr.p;
+    b.x.ld = (row_major ? pr.p : pr.n) + extra_ld;
+    b.x.layout = row_major ? Layout::row_major : Layout::col_major;
+    b.y = y.data();
+    b.weights = w.empty() ? nullptr : w.data();
+    b.dtype = dtype_of<S>();
+    Staged st;
+    st.buffer = Passes::design_buffer(pr.n, pr.q);
+    st.rows.x = Passes::design_view(st.buffer, pr.n, pr.q);
+    st.rows.y = Vector("y", pr.n);
+    st.rows.w = Vector("w", pr.n);
+    st.rows.s = Vector("s", pr.n);
+    st.rows.c = Vector("c", pr.n);
+    st.chunks = passes.chunks_for(pr.n, pr.q);
+    passes.stage(b, st.rows, st.raw_x);
+    Kokkos::fence();
+    return st;
+  }
+  // The caller's X laid out row- or column-major with a leading dimension extra_ld beyond tight (NaN padding).
+  static std::vector<S> caller_x(const Problem& pr, bool row_major, long long extra_ld) {
+    const long long ld = (row_major ? pr.p : pr.n) + extra_ld;
+    std::vector<S> x(static_cast<size_t>(ld * (row_major ? pr.n : pr.p)), std::numeric_limits<S>::quiet_NaN());
+    for (long long i = 0; i < pr.n; ++i)
+      for (long long j = 0; j < pr.p; ++j)
+        x[static_cast<size_t>(row_major ? i * ld + j : j * ld + i)] = static_cast<S>(pr.x[static_cast<size_t>(i * pr.p + j)]);
+    return x;
+  }
+};
+
+ref::Rows reference_rows(const Problem& pr) {
+  return ref::stage<double>(pr.x.data(), pr.y.data(), pr.w.empty() ? nullptr : pr.w.data(), pr.n, pr.p, pr.p, true,
+                            pr.intercept);
+}
+
+// |got − want| ≤ bound, reported with the quantity's name.
+#define CHECK_WITHIN(got, want, bound, what)                                                              \
+  do {                                                                                                    \
+    const double got_ = (got), want_ = (want), bound_ = (bound);                                          \
+    INFO(what << ": got " << got_ << ", want " << want_ << ", bound " << bound_);                         \
+    CHECK(std::fabs(got_ - want_) <= bound_);                                                             \
+  } while (0)
+
+struct Shape {
+  long long n, p;
+  bool intercept;
+};
+// Uneven chunks; q below, at and above one 16-wide Gram tile.
+const Shape kShapes[] = {{203, 5, true}, {97, 16, false}, {130, 18, true}};
+
+}  // namespace
+
+TEST_CASE_TEMPLATE_DEFINE("stage and validate copy and count exactly what the reference does", T, pass_stage) {
+  using S = typename T::S;
+  OnSpace<T> sp;
+  for (const Shape& shape : kShapes)
+    for (Scenario sc : kScenarios) {
+      CAPTURE(name_of(sc));
+      CAPTURE(shape.p);
+      Problem pr = make_problem<S>(sc, shape.n, shape.p, shape.intercept, 7);
+      const ref::Rows want = reference_rows(pr);
+      for (int layout = 0; layout < 3; ++layout) {  // row-major tight, row-major with ld, column-major with ld
+        CAPTURE(layout);
+        auto st = sp.stage(pr, layout == 0 || layout == 1, layout == 0 ? 0 : 3);
+        CHECK(OnSpace<T>::values(st.rows.x) == want.x);  // a copy: bit for bit
+        const Values y = OnSpace<T>::values(st.rows.y);
+        CHECK(Values(y.begin(), y.begin() + pr.n) == want.y);
+      }
+      auto st = sp.stage(pr);
+      typename OnSpace<T>::Passes::ChunkSums scratch;
+      const detail::BatchCheck got = sp.passes.validate(st.rows, true, !pr.w.empty(), st.chunks, scratch);
+      const ref::Check check = ref::validate(want);
+      CHECK(got.counts.non_finite_x == 0);
+      CHECK(got.counts.negative_w == 0);
+      double total = 0;
+      for (long long i = 0; i < pr.n; ++i) total += std::fabs(want.weight(i));
+      CHECK_WITHIN(got.weight_sum, check.weight_sum, pr.n * kEps64 * total, "weight sum");
+    }
+  // Bad values: every count, exactly.
+  Problem pr = make_problem<S>(Scenario::zero_weights, 150, 4, true, 8);
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  pr.x[5] = nan;
+  pr.x[17] = inf;
+  pr.y[3] = -inf;
+  pr.w[9] = nan;
+  pr.w[11] = -0.5;
+  pr.w[12] = -2.0;
+  auto st = sp.stage(pr);
+  typename OnSpace<T>::Passes::ChunkSums scratch;
+  const detail::BatchCheck got = sp.passes.validate(st.rows, true, true, st.chunks, scratch);
+  const ref::Check want = ref::validate(reference_rows(pr));
+  CHECK(got.counts.non_finite_x == want.non_finite_x);
+  CHECK(got.counts.non_finite_y == want.non_finite_y);
+  CHECK(got.counts.non_finite_w == want.non_finite_w);
+  CHECK(got.counts.negative_w == want.negative_w);
+  CHECK(want.non_finite_x == 2);
+  CHECK_THROWS_AS(detail::require_valid(got), Error);
+  // All weights zero: valid values, but no weight.
+  Problem zero = make_problem<S>(Scenario::zero_weights, 40, 3, true, 9);
+  zero.w.assign(zero.w.size(), 0.0);
+  auto sz = sp.stage(zero);
+  const detail::BatchCheck none = sp.passes.validate(sz.rows, true, true, sz.chunks, scratch);
+  CHECK(none.weight_sum == 0.0);
+  CHECK_THROWS_AS(detail::require_valid(none), Error);
+}
+TEST_CASE_TEMPLATE_APPLY(pass_stage, Targets);
+
+TEST_CASE_TEMPLATE_DEFINE("gram_gradient sums what the reference sums", T, pass_gram) {
+  using S = typename T::S;
+  const double eps = std::numeric_limits<S>::epsilon();
+  OnSpace<T> sp;
+  for (const Shape& shape : kShapes)
+    for (Scenario sc : kScenarios) {
+      CAPTURE(name_of(sc));
+      CAPTURE(shape.p);
+      const Problem pr = make_problem<S>(sc, shape.n, shape.p, shape.intercept, 11);
+      const ref::Rows rows = reference_rows(pr);
+      // Row weights as an evaluation leaves them: s of either sign, c in [0, w] with zeros.
+      std::mt19937_64 rng(12);
+      std::normal_distribution<double> normal;
+      Values s, c;
+      for (long long i = 0; i < pr.n; ++i) {
+        s.push_back(round_to<S>(normal(rng)));
+        c.push_back(i % 7 == 0 ? 0.0 : round_to<S>(std::fabs(normal(rng)) / 2));
+      }
+      auto st = sp.stage(pr);
+      st.rows.s = OnSpace<T>::vector(s);
+      st.rows.c = OnSpace<T>::vector(c);
+      for (bool with_gram : {true, false}) {
+        CAPTURE(with_gram);
+        typename OnSpace<T>::Passes::Partial partial;
+        sp.passes.gram_gradient(st.rows, st.chunks, with_gram, partial);
+        const auto hp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), partial);
+        const ref::GramGradient want = ref::gram_gradient(rows, s, c);
+        const long long q = pr.q;
+        for (long long j = 0; j < q; ++j) {
+          double u = 0, scale_u = 0;
+          for (long long ch = 0; ch < st.chunks.count; ++ch) u += static_cast<double>(hp(ch, q * q + j));
+          for (long long i = 0; i < pr.n; ++i) scale_u += std::fabs(s[static_cast<size_t>(i)] * rows.at(i, j));
+          CHECK_WITHIN(u, want.gradient[static_cast<size_t>(j)], (pr.n + 2) * eps * scale_u, "u_" << j);
+          for (long long k = j; k < q && with_gram; ++k) {  // the upper triangle
+            double g = 0, scale = 0;
+            for (long long ch = 0; ch < st.chunks.count; ++ch) g += static_cast<double>(hp(ch, j * q + k));
+            for (long long i = 0; i < pr.n; ++i) scale += std::fabs(c[static_cast<size_t>(i)] * rows.at(i, j) * rows.at(i, k));
+            CHECK_WITHIN(g, want.gram[static_cast<size_t>(j * q + k)], (pr.n + 2) * eps * scale, "G_" << j << "," << k);
+          }
+        }
+      }
+    }
+}
+TEST_CASE_TEMPLATE_APPLY(pass_gram, Targets);
+
+namespace {
+
+// Random per-chunk partials (some huge, some zero) in the layout gram_gradient writes.
+template <class T>
+typename OnSpace<T>::Passes::Partial random_partial(long long chunks, long long q, unsigned seed, Values& host) {
+  using S = typename T::S;
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  typename OnSpace<T>::Passes::Partial partial("test_partial", chunks, q * q + q);
+  auto h = Kokkos::create_mirror_view(partial);
+  host.assign(static_cast<size_t>(chunks * (q * q + q)), 0.0);
+  for (long long ch = 0; ch < chunks; ++ch)
+    for (long long e = 0; e < q * q + q; ++e) {
+      const double v = round_to<S>(ch % 5 == 4 ? 0.0 : (e % 11 == 0 ? 1e3 : 1.0) * normal(rng));
+      h(ch, e) = static_cast<S>(v);
+      host[static_cast<size_t>(ch * (q * q + q) + e)] = v;
+    }
+  Kokkos::deep_copy(partial, h);
+  return partial;
+}
+
+// Σ over chunks of the partials, as the exact symmetric Gram (from the upper triangle) and gradient, and the sums of
+// their absolute values (the rounding scale).
+struct Summed {
+  Values gram, u, gram_abs, u_abs;
+};
+Summed sum_partials(const Values& host, long long chunks, long long q) {
+  Summed s{Values(static_cast<size_t>(q * q), 0.0), Values(static_cast<size_t>(q), 0.0),
+           Values(static_cast<size_t>(q * q), 0.0), Values(static_cast<size_t>(q), 0.0)};
+  for (long long ch = 0; ch < chunks; ++ch) {
+    const double* row = host.data() + ch * (q * q + q);
+    for (long long j = 0; j < q; ++j) {
+      s.u[static_cast<size_t>(j)] += row[q * q + j];
+      s.u_abs[static_cast<size_t>(j)] += std::fabs(row[q * q + j]);
+      for (long long k = 0; k < q; ++k) {
+        const double v = row[std::min(j, k) * q + std::max(j, k)];
+        s.gram[static_cast<size_t>(j * q + k)] += v;
+        s.gram_abs[static_cast<size_t>(j * q + k)] += std::fabs(v);
+      }
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE_DEFINE("assemble forms the reference's Newton system for every penalty", T, pass_assemble) {
+  using S = typename T::S;
+  const double eps = std::numeric_limits<S>::epsilon();
+  OnSpace<T> sp;
+  detail::for_each_type(detail::Penalties{}, [&](auto tag) {
+    using Penalty = typename decltype(tag)::type;
+    CAPTURE(Penalty::name);
+    const detail::PenaltyPasses<typename T::Traits, S, Penalty> passes(sp.passes);
+    for (const Shape& shape : kShapes) {
+      const Problem pr = make_problem<S>(Scenario::random, shape.n, shape.p, shape.intercept, 21);
+      const long long q = pr.q, chunks = 7;
+      Values host;
+      const auto partial = random_partial<T>(chunks, q, 22, host);
+      const Summed sum = sum_partials(host, chunks, q);
+      detail::BatchScalars bs;
+      bs.penalized = shape.intercept ? q - 1 : q;
+      bs.inv_n = 1.0 / 37.5;
+      bs.ridge = 1e-3;
+      bs.historical = 0.4;  // a penalty without a historical term ignores it
+      typename OnSpace<T>::Passes::Coefficients coef;
+      coef.cur = OnSpace<T>::vector(pr.cur);
+      coef.tilde = OnSpace<T>::vector(pr.tilde);
+      coef.info = OnSpace<T>::matrix(pr.info, q);
+      coef.grad = typename OnSpace<T>::Vector("grad", q);
+      typename OnSpace<T>::Matrix hessian("hessian", q, q);
+      detail::Chunks ch;
+      ch.count = chunks;
+      passes.assemble(true, partial, ch, coef, bs, hessian);
+      const double hist = std::is_same_v<Penalty, detail::penalty::L1> ? bs.historical : 0.0;
+      const ref::Assembled want =
+          ref::assemble(sum.gram, sum.u, pr.info, pr.cur, pr.tilde, bs.inv_n, bs.ridge, hist, bs.penalized);
+      const Values h = OnSpace<T>::values(hessian), g = OnSpace<T>::values(coef.grad);
+      for (long long j = 0; j < q; ++j) {
+        double jd_abs = 0;
+        for (long long k = 0; k < q; ++k) {
+          const size_t e = static_cast<size_t>(j * q + k);
+          jd_abs += std::fabs(pr.info[e] * (pr.cur[static_cast<size_t>(k)] - pr.tilde[static_cast<size_t>(k)]));
+          // G summed in S over the chunks, then (G + J)/N + ridge in double, rounded to S.
+          CHECK_WITHIN(h[e], want.hessian[e], chunks * eps * sum.gram_abs[e] * bs.inv_n + eps * std::fabs(want.hessian[e]),
+                       "H_" << j << "," << k);
+        }
+        const size_t J = static_cast<size_t>(j);
+        CHECK_WITHIN(g[J], want.gradient[J],
+                     chunks * eps * sum.u_abs[J] * bs.inv_n + (q + 2) * kEps64 * jd_abs * bs.inv_n +
+                         eps * std::fabs(want.gradient[J]) + 4 * kEps64 * hist,
+                     "g_" << j);
+      }
+      // The gradient alone leaves the Hessian as it was.
+      const Values before = OnSpace<T>::values(hessian);
+      passes.assemble(false, partial, ch, coef, bs, hessian);
+      CHECK(OnSpace<T>::values(hessian) == before);
+    }
+  });
+}
+TEST_CASE_TEMPLATE_APPLY(pass_assemble, Targets);
+
+namespace {
+
+// V·diag(σ)·Vᵀ with V orthonormal (Gram-Schmidt of a random matrix), in double.
+struct Spectral {
+  Values v, sigma, a;
+};
+Spectral spectral(long long q, const Values& sigma, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  Spectral s{Values(static_cast<size_t>(q * q)), sigma, Values(static_cast<size_t>(q * q), 0.0)};
+  for (long long i = 0; i < q; ++i) {  // column i of V
+    Values col(static_cast<size_t>(q));
+    for (auto& x : col) x = normal(rng);
+    for (int pass = 0; pass < 2; ++pass)
+      for (long long k = 0; k < i; ++k) {
+        double d = 0;
+        for (long long r = 0; r < q; ++r) d += col[static_cast<size_t>(r)] * s.v[static_cast<size_t>(r * q + k)];
+        for (long long r = 0; r < q; ++r) col[static_cast<size_t>(r)] -= d * s.v[static_cast<size_t>(r * q + k)];
+      }
+    double norm = 0;
+    for (double x : col) norm += x * x;
+    for (long long r = 0; r < q; ++r) s.v[static_cast<size_t>(r * q + i)] = col[static_cast<size_t>(r)] / std::sqrt(norm);
+  }
+  for (long long j = 0; j < q; ++j)
+    for (long long k = 0; k < q; ++k)
+      for (long long i = 0; i < q; ++i)
+        s.a[static_cast<size_t>(j * q + k)] +=
+            s.v[static_cast<size_t>(j * q + i)] * sigma[static_cast<size_t>(i)] * s.v[static_cast<size_t>(k * q + i)];
+  return s;
+}
+
+double norm_inf(const Values& v) {
+  double m = 0;
+  for (double x : v) m = std::max(m, std::fabs(x));
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE_DEFINE("factor_solve solves like the reference LU, and min_norm_solve like the pseudo-inverse", T,
+                          pass_solve) {
+  using S = typename T::S;
+  const double eps = std::numeric_limits<S>::epsilon();
+  OnSpace<T> sp;
+  using Matrix = typename OnSpace<T>::Matrix;
+  using Vector = typename OnSpace<T>::Vector;
+  for (long long q : {1LL, 6LL, 17LL, 40LL}) {
+    CAPTURE(q);
+    std::mt19937_64 rng(31 + q);
+    std::normal_distribution<double> normal;
+    Values g(static_cast<size_t>(q));
+    for (auto& v : g) v = round_to<S>(normal(rng));
+    // Well conditioned (σ in [1, 10]), ill conditioned (σ down to 1e3·ε), and exactly singular (a zero row and
+    // column: a zero pivot whatever the order).
+    for (int kind = 0; kind < 3; ++kind) {
+      CAPTURE(kind);
+      Values sigma(static_cast<size_t>(q));
+      for (long long i = 0; i < q; ++i)
+        sigma[static_cast<size_t>(i)] = kind == 1 ? std::pow(1e3 * eps, static_cast<double>(i) / std::max<long long>(1, q - 1))
+                                                  : 1.0 + 9.0 * static_cast<double>(i) / std::max<long long>(1, q - 1);
+      Values a = spectral(q, sigma, 32 + static_cast<unsigned>(q)).a;
+      if (kind == 2)
+        for (long long k = 0; k < q; ++k) a[static_cast<size_t>(k * q + q / 2)] = a[static_cast<size_t>((q / 2) * q + k)] = 0.0;
+      for (auto& v : a) v = round_to<S>(v);
+      const Matrix ha = OnSpace<T>::matrix(a, q), lu("lu", q, q);
+      const Vector rhs = OnSpace<T>::vector(g), sol("sol", q);
+      typename OnSpace<T>::Passes::Status status("status");
+      sp.passes.factor_solve(ha, rhs, lu, sol, status);
+      const auto hs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), status);
+      const ref::Solution want = ref::lu_solve(a, g);
+      CHECK(hs() == want.status);
+      CHECK(OnSpace<T>::values(ha) == a);  // the system is kept for the fallback
+      if (want.status != 0) continue;
+      const Values x = OnSpace<T>::values(sol);
+      // Backward error of LU with partial pivoting: ‖a·x − g‖ ≤ c·q·ε·(‖a‖·‖x‖ + ‖g‖) (growth is small here).
+      double a_norm = 0;
+      for (long long j = 0; j < q; ++j) {
+        double row = 0;
+        for (long long k = 0; k < q; ++k) row += std::fabs(a[static_cast<size_t>(j * q + k)]);
+        a_norm = std::max(a_norm, row);
+      }
+      for (long long j = 0; j < q; ++j) {
+        double r = -g[static_cast<size_t>(j)];
+        for (long long k = 0; k < q; ++k) r += a[static_cast<size_t>(j * q + k)] * x[static_cast<size_t>(k)];
+        CHECK_WITHIN(r, 0.0, 8 * q * eps * (a_norm * norm_inf(x) + norm_inf(g)), "residual_" << j);
+      }
+      // Forward error against the reference: at most the condition number times the backward error.
+      if (kind == 0)
+        for (long long j = 0; j < q; ++j)
+          CHECK_WITHIN(x[static_cast<size_t>(j)], want.x[static_cast<size_t>(j)], 10 * 8 * q * eps * 2 * norm_inf(want.x),
+                       "x_" << j);
+    }
+    // The minimum-norm fallback on a rank-deficient system: half the spectrum is zero.
+    Values sigma(static_cast<size_t>(q));
+    for (long long i = 0; i < q; ++i) sigma[static_cast<size_t>(i)] = i % 2 ? 0.0 : 1.0 + static_cast<double>(i % 9);
+    Spectral sp_a = spectral(q, sigma, 40 + static_cast<unsigned>(q));
+    for (auto& v : sp_a.a) v = round_to<S>(v);
+    const Vector sol("sol", q);
+    sp.passes.min_norm_solve(OnSpace<T>::matrix(sp_a.a, q), OnSpace<T>::vector(g), sol);
+    const Values x = OnSpace<T>::values(sol);
+    const Values want = ref::min_norm_solve(sp_a.v, sigma, g, 0.0);
+    // a was rounded to S: a perturbation of ε·‖a‖ moves x by about κ·ε·‖x‖ (κ ≤ 9 on the kept spectrum).
+    for (long long j = 0; j < q; ++j)
+      CHECK_WITHIN(x[static_cast<size_t>(j)], want[static_cast<size_t>(j)], 100 * q * eps * (1 + norm_inf(want)), "x_" << j);
+  }
+}
+TEST_CASE_TEMPLATE_APPLY(pass_solve, Targets);
+
+TEST_CASE_TEMPLATE_DEFINE("evaluate gives the reference's sums and row weights for every penalty", T, pass_evaluate) {
+  using S = typename T::S;
+  const double eps = std::numeric_limits<S>::epsilon();
+  OnSpace<T> sp;
+  detail::for_each_type(detail::Penalties{}, [&](auto tag) {
+    using Penalty = typename decltype(tag)::type;
+    CAPTURE(Penalty::name);
+    const detail::PenaltyPasses<typename T::Traits, S, Penalty> passes(sp.passes);
+    typename detail::PenaltyPasses<typename T::Traits, S, Penalty>::Scratch scratch;
+    for (const Shape& shape : kShapes)
+      for (Scenario sc : kScenarios) {
+        CAPTURE(name_of(sc));
+        CAPTURE(shape.p);
+        const Problem pr = make_problem<S>(sc, shape.n, shape.p, shape.intercept, 41);
+        const ref::Rows rows = reference_rows(pr);
+        auto st = sp.stage(pr);
+        typename OnSpace<T>::Passes::Coefficients coef;
+        coef.cand = OnSpace<T>::vector(pr.cand);
+        coef.cur = OnSpace<T>::vector(pr.cur);
+        coef.tilde = OnSpace<T>::vector(pr.tilde);
+        coef.grad = OnSpace<T>::vector(pr.grad);
+        coef.info = OnSpace<T>::matrix(pr.info, pr.q);
+        typename OnSpace<T>::Passes::Status status("status");
+        Kokkos::deep_copy(status, 2);  // the status of the last solve travels with the sums
+        detail::BatchScalars bs;
+        bs.n = pr.n;
+        bs.penalized = pr.intercept ? pr.q - 1 : pr.q;
+        bs.has_weights = !pr.w.empty();
+        bs.tau = pr.tau;
+        bs.h = pr.h;
+        bs.inv_n = 1.0 / static_cast<double>(pr.n);
+        bs.historical = 0.3;
+        const detail::EvaluationSums<Penalty> got = passes.evaluate(st.rows, st.chunks, bs, coef, status, scratch);
+        const ref::Evaluation want =
+            ref::evaluate(rows, pr.cand, pr.cur, pr.tilde, pr.grad, pr.info, pr.tau, pr.h, bs.penalized);
+        CHECK(got.solve_status == 2);
+        // Rows: the residual is computed in S, off by δr_i ≤ (q + 2)·ε·(Σ_j |x_ij·cand_j| + |y_i|) + ε·τ (τ itself is
+        // rounded to S); ψ moves by at most δr (slope 1), φ by δr/(2h) (its slope in the ramps), ρ by τ·δr, and each
+        // adds a few roundings of its own, relative to ρ's scale τ|r| + r² + τ².
+        const Values s = OnSpace<T>::values(st.rows.s), c = OnSpace<T>::values(st.rows.c);
+        double loss_bound = 0, loss_scale = 0;
+        for (long long i = 0; i < pr.n; ++i) {
+          const size_t I = static_cast<size_t>(i);
+          double fit_abs = std::fabs(rows.y[I]);
+          for (long long j = 0; j < pr.q; ++j) fit_abs += std::fabs(rows.at(i, j) * pr.cand[static_cast<size_t>(j)]);
+          const double dr = (pr.q + 2) * eps * fit_abs + eps * pr.tau, w = rows.weight(i);
+          const double rho_scale = pr.tau * fit_abs + fit_abs * fit_abs + pr.tau * pr.tau;
+          CHECK_WITHIN(s[I], want.s[I], w * dr + 2 * eps * std::fabs(want.s[I]), "s_" << i);
+          CHECK_WITHIN(c[I], want.c[I], w * (dr / (2 * std::min(pr.h, pr.tau)) + 4 * eps), "c_" << i);
+          loss_bound += w * (pr.tau * dr + 4 * eps * rho_scale);
+          loss_scale += w * rho_scale;
+        }
+        const double loss_abs = loss_scale;
+        CHECK_WITHIN(got.loss, want.loss, loss_bound + pr.n * kEps64 * loss_abs, "loss");
+        // Coefficients: double sums of S values.
+        double quad_abs = 0, step_abs = 0, cand_abs = 0, hist_abs = 0, gstep_abs = 0, l1_abs = 0;
+        for (long long j = 0; j < pr.q; ++j) {
+          const size_t J = static_cast<size_t>(j);
+          const double delta = pr.cand[J] - pr.tilde[J], step = pr.cand[J] - pr.cur[J];
+          for (long long k = 0; k < pr.q; ++k)
+            quad_abs += std::fabs(delta * pr.info[static_cast<size_t>(j * pr.q + k)] *
+                                  (pr.cand[static_cast<size_t>(k)] - pr.tilde[static_cast<size_t>(k)]));
+          step_abs += step * step;
+          cand_abs += pr.cand[J] * pr.cand[J];
+          hist_abs += std::fabs(delta);
+          gstep_abs += std::fabs(pr.grad[J] * step);
+          l1_abs += std::fabs(pr.cand[J]);
+        }
+        const double k = 2.0 * (pr.q + 2) * kEps64;
+        CHECK_WITHIN(got.quad, want.quad, k * quad_abs, "quad");
+        CHECK_WITHIN(got.step2, want.step2, k * step_abs, "step2");
+        CHECK_WITHIN(got.cand2, want.cand2, k * cand_abs, "cand2");
+        if constexpr (std::is_same_v<Penalty, detail::penalty::L1>) {
+          CHECK_WITHIN(got.penalty.hist, want.hist, k * hist_abs, "hist");
+          CHECK_WITHIN(got.penalty.gstep, want.gstep, k * gstep_abs, "gstep");
+          CHECK_WITHIN(got.penalty.l1, want.l1, k * l1_abs, "l1");
+          const double f = (want.loss + 0.5 * want.quad) * bs.inv_n - bs.historical * want.hist;
+          CHECK_WITHIN(Penalty::objective(got, bs), f,
+                       (loss_bound + pr.n * kEps64 * loss_abs + k * quad_abs) * bs.inv_n + bs.historical * k * hist_abs +
+                           4 * kEps64 * std::fabs(f),
+                       "objective");
+        } else {
+          const double f = (want.loss + 0.5 * want.quad) * bs.inv_n;
+          CHECK_WITHIN(Penalty::objective(got, bs), f,
+                       (loss_bound + pr.n * kEps64 * loss_abs + k * quad_abs) * bs.inv_n + 4 * kEps64 * std::fabs(f),
+                       "objective");
+        }
+      }
+  });
+}
+TEST_CASE_TEMPLATE_APPLY(pass_evaluate, Targets);
+
+TEST_CASE_TEMPLATE_DEFINE("candidate and commit follow the reference, and commit counts non-finite values", T,
+                          pass_commit) {
+  using S = typename T::S;
+  const double eps = std::numeric_limits<S>::epsilon();
+  OnSpace<T> sp;
+  for (const Shape& shape : kShapes) {
+    CAPTURE(shape.p);
+    const Problem pr = make_problem<S>(Scenario::random, shape.n, shape.p, shape.intercept, 51);
+    const long long q = pr.q, penalized = shape.intercept ? q - 1 : q;
+    // Candidates: a Newton step (threshold 0) and a proximal step whose threshold zeroes some coefficients.
+    typename OnSpace<T>::Passes::Coefficients coef;
+    coef.cur = OnSpace<T>::vector(pr.cur);
+    coef.cand = typename OnSpace<T>::Vector("cand", q);
+    const auto dir = OnSpace<T>::vector(pr.grad);
+    for (double threshold : {0.0, 0.4}) {
+      CAPTURE(threshold);
+      sp.passes.candidate(coef, dir, static_cast<S>(0.75), static_cast<S>(threshold), penalized);
+      const Values got = OnSpace<T>::values(coef.cand);
+      const Values want = ref::candidate(pr.cur, pr.grad, 0.75, threshold, penalized);
+      for (long long j = 0; j < q; ++j) {
+        const size_t J = static_cast<size_t>(j);
+        CHECK_WITHIN(got[J], want[J], 2 * eps * (std::fabs(pr.cur[J]) + 0.75 * std::fabs(pr.grad[J]) + threshold), "cand_" << j);
+      }
+    }
+    // Commit: J_new = J + G, G summed in S over the chunks.
+    const long long chunks = 5;
+    Values host;
+    const auto partial = random_partial<T>(chunks, q, 52, host);
+    const Summed sum = sum_partials(host, chunks, q);
+    detail::Chunks ch;
+    ch.count = chunks;
+    typename OnSpace<T>::Matrix info_new("info_new", q, q);
+    Values beta = pr.cand;
+    long long bad = sp.passes.commit(partial, ch, OnSpace<T>::matrix(pr.info, q), OnSpace<T>::vector(beta), info_new);
+    ref::Commit want = ref::commit(pr.info, sum.gram, beta);
+    CHECK(bad == want.non_finite);
+    CHECK(bad == 0);
+    const Values got = OnSpace<T>::values(info_new);
+    for (size_t e = 0; e < got.size(); ++e)
+      CHECK_WITHIN(got[e], want.info[e], chunks * eps * sum.gram_abs[e] + eps * std::fabs(want.info[e]), "J_new_" << e);
+    // Non-finite values are counted, in β and in J_new.
+    beta[0] = std::numeric_limits<double>::quiet_NaN();
+    Values info = pr.info;
+    info[static_cast<size_t>(q + 1 < q * q ? q + 1 : 0)] = std::numeric_limits<double>::infinity();
+    bad = sp.passes.commit(partial, ch, OnSpace<T>::matrix(info, q), OnSpace<T>::vector(beta), info_new);
+    want = ref::commit(info, sum.gram, beta);
+    CHECK(bad == want.non_finite);
+    CHECK(bad >= 2);
+  }
+}
+TEST_CASE_TEMPLATE_APPLY(pass_commit, Targets);
