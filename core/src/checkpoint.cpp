@@ -67,7 +67,9 @@ class Writer {
     std::memcpy(&bits, &v, sizeof bits);
     u64(bits);
   }
-  void raw(const std::uint8_t* p, std::size_t n) { bytes_.insert(bytes_.end(), p, p + n); }
+  void raw(const std::uint8_t* p, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) bytes_.push_back(p[i]);
+  }
   std::vector<std::uint8_t>& bytes() { return bytes_; }
 
  private:

@@ -13,13 +13,21 @@
 
 namespace abi_test {
 
-// RH_TEST_SPACE selects the execution space (ctest sets it per entry); serial when unset.
+// RH_TEST_SPACE selects the execution space (ctest sets it per entry; serial when unset), found by name in the
+// library's list of compiled spaces; a name it does not list fails the test, it never selects another space.
 inline std::int32_t space_under_test() {
   const char* s = std::getenv("RH_TEST_SPACE");
   const std::string name = s ? s : "serial";
-  if (name == "openmp") return RH_SPACE_OPENMP;
-  if (name == "cuda") return RH_SPACE_CUDA;
-  return RH_SPACE_SERIAL;
+  std::int32_t count = 0;
+  REQUIRE(rh_space_count(&count) == RH_SUCCESS);
+  for (std::int32_t i = 0; i < count; ++i) {
+    rh_space_info info;
+    RH_STRUCT_INIT(&info);
+    REQUIRE(rh_space_get(i, &info) == RH_SUCCESS);
+    if (name == info.name) return info.space;
+  }
+  FAIL("RH_TEST_SPACE names no compiled space: " << name);
+  return 0;
 }
 
 inline rh_config make_config(std::int32_t dtype = RH_DTYPE_F64, std::int32_t penalty = RH_PENALTY_NONE) {

@@ -1,14 +1,15 @@
-// The C ABI's device-pointer path on the CUDA space (built only when CUDA is compiled; label cuda): X, y and
+// The C ABI's device-pointer path on a space with its own memory (built for each such compiled space, RH_TEST_SPACE
+// names it; its label is the space's): X, y and
 // weights in device memory give the same state as host input, bitwise; predict writes into device memory; and
 // the memory space is checked both ways, leaving the model unchanged. Prints "abi device pointers passed".
-#include <cuda_runtime_api.h>
-
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
 
 #include "rh/rh.h"
+#include RH_DEVICE_MEMORY_HEADER  // backends/<space>/device_memory.hpp: allocation and copies the caller makes
 
 namespace {
 
@@ -31,11 +32,28 @@ std::vector<double> state_of(rh_model* m) {
   return all;
 }
 
+using Device = RH_DEVICE_MEMORY;
+
 double* to_device(const std::vector<double>& v) {
-  void* p = nullptr;
-  check(cudaMalloc(&p, v.size() * sizeof(double)) == cudaSuccess, "cudaMalloc");
-  check(cudaMemcpy(p, v.data(), v.size() * sizeof(double), cudaMemcpyHostToDevice) == cudaSuccess, "cudaMemcpy");
+  void* p = Device::allocate(v.size() * sizeof(double));
+  check(p != nullptr, "device allocation");
+  check(p && Device::to_device(p, v.data(), v.size() * sizeof(double)), "copy to the device");
   return static_cast<double*>(p);
+}
+
+// The RH_SPACE_* code of the space under test, found by name in the library's list.
+int32_t space_under_test() {
+  const char* name = std::getenv("RH_TEST_SPACE");
+  int32_t count = 0;
+  check(name && rh_space_count(&count) == RH_SUCCESS, "RH_TEST_SPACE and rh_space_count");
+  for (int32_t i = 0; name && i < count; ++i) {
+    rh_space_info info;
+    RH_STRUCT_INIT(&info);
+    check(rh_space_get(i, &info) == RH_SUCCESS, "rh_space_get");
+    if (std::strcmp(info.name, name) == 0) return info.space;
+  }
+  check(false, "the space under test is compiled");
+  return 0;
 }
 
 }  // namespace
@@ -53,7 +71,7 @@ int main() {
   rh_config cfg;
   RH_STRUCT_INIT(&cfg);
   rh_config_init(&cfg);
-  cfg.space = RH_SPACE_CUDA;
+  cfg.space = space_under_test();
   rh_model *from_host = nullptr, *from_device = nullptr;
   check(rh_model_create(RH_ABI_VERSION, &cfg, &from_host) == RH_SUCCESS, "create");
   check(rh_model_create(RH_ABI_VERSION, &cfg, &from_device) == RH_SUCCESS, "create");
@@ -84,7 +102,7 @@ int main() {
   double* dout = to_device(pred_host);
   check(rh_model_predict(from_host, &host, pred_host.data(), n) == RH_SUCCESS, "predict host");
   check(rh_model_predict(from_device, &device, dout, n) == RH_SUCCESS, "predict into device memory");
-  check(cudaMemcpy(pred_back.data(), dout, n * sizeof(double), cudaMemcpyDeviceToHost) == cudaSuccess, "copy back");
+  check(Device::to_host(pred_back.data(), dout, n * sizeof(double)), "copy back");
   check(pred_back == pred_host, "device predictions equal host predictions");
 
   rh_batch lie = host;  // host arrays claimed as device memory
@@ -95,10 +113,7 @@ int main() {
   check(rh_model_partial_fit(from_device, &reverse, nullptr) == RH_INVALID_ARGUMENT, "device memory claimed as host");
   check(state_of(from_device) == got, "rejected batches leave the model unchanged");
 
-  cudaFree(dx);
-  cudaFree(dy);
-  cudaFree(dw);
-  cudaFree(dout);
+  for (double* p : {dx, dy, dw, dout}) Device::release(p);
   rh_model_destroy(from_host);
   rh_model_destroy(from_device);
   if (failures) return 1;

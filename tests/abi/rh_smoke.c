@@ -1,7 +1,7 @@
 /* rh_smoke: a quick end-to-end check of the C ABI, in C. Runs named cases and prints "rh_smoke passed" only when
  * every one of them passed; any failure prints the case, the check and the library's message, and exits 1.
  *
- * usage: rh_smoke [SPACE]      (serial | openmp | cuda; default: the library's default space) */
+ * usage: rh_smoke [SPACE]      (a compiled space's name; default: the library's default space) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,11 +188,15 @@ int main(int argc, char** argv) {
   };
   size_t i;
   if (argc > 1) {
-    if (strcmp(argv[1], "serial") == 0) space = RH_SPACE_SERIAL;
-    else if (strcmp(argv[1], "openmp") == 0) space = RH_SPACE_OPENMP;
-    else if (strcmp(argv[1], "cuda") == 0) space = RH_SPACE_CUDA;
-    else {
-      fprintf(stderr, "usage: rh_smoke [serial|openmp|cuda]\n");
+    int32_t count = 0, k;
+    rh_space_info info;
+    if (rh_space_count(&count) != RH_SUCCESS) return 1;
+    for (k = 0; k < count; ++k) {  /* the compiled spaces, by name */
+      RH_STRUCT_INIT(&info);
+      if (rh_space_get(k, &info) == RH_SUCCESS && strcmp(info.name, argv[1]) == 0) space = info.space;
+    }
+    if (!space) {
+      fprintf(stderr, "usage: rh_smoke [SPACE]: '%s' is not a compiled space\n", argv[1]);
       return 2;
     }
   }
