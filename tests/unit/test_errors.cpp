@@ -1,4 +1,4 @@
-// Bad input (seed-system §2.4): each gets a typed error and a message, and leaves the model exactly as it was.
+// Bad input (docs/method.md §10, §11): each gets a typed error and a message, and leaves the model exactly as it was.
 #include <limits>
 
 #include "support.hpp"
