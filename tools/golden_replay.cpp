@@ -138,9 +138,10 @@ std::vector<CaseResult> replay_file(const std::string& path, const std::vector<S
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot open " + path);
   const json doc = json::parse(in);
-  if (doc.at("schema").get<std::string>() != "renewable-huber-native-golden" ||
-      doc.at("schema_version").get<int>() != 1)
-    throw std::runtime_error(path + ": not a renewable-huber-native-golden schema_version 1 file");
+  // Versions 1 and 2 have the same fields (golden/README.md, "Schema versions"); a later version may not.
+  const int version = doc.at("schema_version").get<int>();
+  if (doc.at("schema").get<std::string>() != "renewable-huber-native-golden" || (version != 1 && version != 2))
+    throw std::runtime_error(path + ": not a renewable-huber-native-golden file of schema_version 1 or 2");
   std::vector<CaseResult> results;
   for (const auto& c : doc.at("cases")) {
     const Dtype dtype = c.at("config").at("dtype").get<std::string>() == "float32" ? Dtype::f32 : Dtype::f64;

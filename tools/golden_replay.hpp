@@ -1,4 +1,4 @@
-// Replays a golden corpus (schema "renewable-huber-native-golden", version 1) through rh::Regressor and
+// Replays a golden corpus (schema "renewable-huber-native-golden", version 1 or 2) through rh::Regressor and
 // compares every batch's state and diagnostics, and the probe predictions, within the case tolerances.
 #pragma once
 #include <string>

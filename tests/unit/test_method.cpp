@@ -9,7 +9,7 @@ using namespace rh;
 using namespace rh::test;
 using namespace rh::detail;
 
-TEST_CASE("smoothed score and curvature match the golden points of §2") {
+TEST_CASE("smoothed score and curvature match the golden points of docs/method.md §2") {
   const double r1[] = {-3, -2.5, -2.25, -2, -1.75, -1.5};
   const double score1[] = {-2, -2, -1.96875, -1.875, -1.71875, -1.5};
   const double curv1[] = {0, 0, 0.25, 0.5, 0.75, 1};
@@ -35,7 +35,7 @@ TEST_CASE("smoothed score and curvature match the golden points of §2") {
   CHECK(soft_threshold(0.7, 0.0) == 0.7);
 }
 
-TEST_CASE("bandwidth and lambda follow §3") {
+TEST_CASE("bandwidth and lambda follow docs/method.md §3") {
   // N = 24.5, p = 4 (the reference's first weighted batch): h = 1/(sqrt(24.5)·ln 4), capped at τ.
   CHECK(bandwidth_for(1.0, 24.5, 4, 1.2) == doctest::Approx(0.1457342066566842).epsilon(1e-15));
   CHECK(bandwidth_for(1e6, 24.5, 4, 1.2) == 1.2);
@@ -110,7 +110,7 @@ TEST_CASE_TEMPLATE_DEFINE("row order within a batch does not matter", T, method_
 TEST_CASE_TEMPLATE_APPLY(method_3, Targets);
 
 namespace {
-// ∇F_b(β) of §4 without the current λ term, from the state before and after the batch (in double).
+// ∇F_b(β) of docs/method.md §4 without the current λ term, from the state before and after the batch (in double).
 std::vector<double> batch_gradient(const State& before, const State& after, const Data& d, const Config& cfg) {
   const long long q = static_cast<long long>(after.coefficients.size());
   const bool first = before.n_samples_seen == 0;
@@ -163,7 +163,7 @@ TEST_CASE_TEMPLATE_DEFINE("penalty l1: converged batches satisfy the KKT conditi
   Config cfg;
   cfg.penalty = Penalty::l1;
   cfg.lambda_scale = 0.5;
-  // The majorization test accepts F(cand) ≤ U + 1e-12 (§6): that absolute slack lets steps of about
+  // The majorization test accepts F(cand) ≤ U + 1e-12 (docs/method.md §6): that absolute slack lets steps of about
   // sqrt(1e-12/φ) ≈ 1e-6 pass without decrease, so LAMM cannot converge much below tol 1e-6 (the reference's
   // own L1 golden case, at tol 1e-8, never converges). KKT then holds to 2e-5, the reference's bound.
   cfg.tol = 1e-6;

@@ -1,6 +1,6 @@
 # Sourced by tools/rh after kokkos.sh, for the CUDA flavour. Installs Debian's CUDA 11.8 toolkit (the newest CUDA
 # that Kokkos 3.4 builds with; the machine's own /usr/local/cuda is CUDA 13) and builds Kokkos 3.4.01 + Kokkos
-# Kernels 3.4.01 with CUDA + OpenMP + Serial. See /work/shared/docs/dependencies.md, "CUDA toolchains".
+# Kernels 3.4.01 with CUDA + OpenMP + Serial. Why each step is needed: docs/build.md, "CUDA on the H200".
 #
 # Provides: build_kokkos_cuda (prints the install prefix), run_cuda_env CMD... (runs CMD with only the 11.8
 # toolkit visible) and RH_CUDA_CMAKE_OPTS (what our own project needs to build against that Kokkos).
@@ -8,6 +8,7 @@
 
 RH_DEPS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 RH_CUDA_ARCH=${RH_CUDA_ARCH:-90}
+RH_CUDA_TOOLKIT_VERSION=11.8                   # Debian's nvidia-cuda-toolkit (docs/support-matrix.md names it)
 RH_CUDA_HOST_CXX=g++-11                        # newest g++ that CUDA 11.8 accepts
 RH_CUDA_TOOLKIT_BIN=/usr/lib/nvidia-cuda-toolkit/bin
 RH_CUDA_LIB_DIR=/usr/lib/x86_64-linux-gnu
@@ -46,7 +47,7 @@ cuda_toolkit_installed() {
   for p in "${RH_CUDA_APT_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || return 1
   done
-  dpkg-query -W -f='${Version}' nvidia-cuda-toolkit | grep -q '^11\.8\.'
+  dpkg-query -W -f='${Version}' nvidia-cuda-toolkit | grep -q "^${RH_CUDA_TOOLKIT_VERSION//./\\.}\."
 }
 
 # nvidia-cuda-toolkit depends on the NVIDIA driver's libcuda.so.1 and libnvidia-ml.so.1, whose Debian packages

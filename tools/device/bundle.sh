@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Packs a CUDA build for the GPU machine: its executables, shared libraries and CTest files (no object files),
-# and the reference corpus, which lives outside the repository, as .device/NAME.tar.xz (xz shrinks the CUDA fat
-# binaries about tenfold; .device/ is git-ignored through .git/info/exclude). Carry .device to the GPU machine
-# and run tools/device/run_suite.sh .device/NAME.tar.xz there.
+# as .device/NAME.tar.xz (xz shrinks the CUDA fat binaries about tenfold; .device/ is git-ignored through
+# .git/info/exclude). Carry .device to the GPU machine and run tools/device/run_suite.sh .device/NAME.tar.xz there,
+# in a checkout of the same commit (the corpora, golden/ and golden/reference/, come from that checkout).
 # Usage: tools/device/bundle.sh [BUILD_DIR] [NAME]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -12,8 +12,7 @@ mkdir -p "$root/.git/info" "$root/.device"
 grep -qx '/.device/' "$root/.git/info/exclude" 2>/dev/null || echo '/.device/' >> "$root/.git/info/exclude"
 stage=$(mktemp -d)
 bundle=$stage/$name
-mkdir -p "$bundle/build" "$bundle/reference"
-cp "$root/../shared/reference/golden/native_core_v1.json" "$bundle/reference/"
+mkdir -p "$bundle/build"
 (cd "$build" && find . \( -name CTestTestfile.cmake -o -name '*.so*' -o -type f -perm -u+x \) \
    ! -path '*/CMakeFiles/*' ! -path './_deps/*') | while read -r f; do
   mkdir -p "$bundle/build/$(dirname "$f")"

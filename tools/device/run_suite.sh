@@ -20,7 +20,6 @@ cmake_origin=$(sed -n 3p "$bundle/origin")
 # Re-point the recorded absolute paths at this checkout.
 find "$bundle/build" -name CTestTestfile.cmake -exec sed -i \
   -e "s|$build_origin|$bundle/build|g" \
-  -e "s|$root_origin/../shared/reference/golden|$bundle/reference|g" \
   -e "s|$root_origin|$root|g" -e "s|$cmake_origin|$(command -v cmake)|g" {} +
 # Executables find the C ABI library by the build tree's RPATH here; there, by this path.
 export LD_LIBRARY_PATH="$bundle/build/abi${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -34,20 +33,21 @@ status=0
 } 2>&1 | tee -a "$out/suite.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 
-# Tests that build or install against this machine's toolchain, or need NumPy/SciPy, stay on the CPU machine.
-exclude='golden_generate_check|golden_oracle_crosscheck|consumer|install'
+# Tests that build or install against this machine's toolchain, need NumPy/SciPy, or check the release files and
+# the host build (release_check, portable_isa) stay on the CPU machine.
+exclude='golden_generate_check|golden_oracle_crosscheck|consumer|install|release_check|portable_isa'
 echo "== ctest (all labels; excluded: $exclude)" | tee -a "$out/suite.txt"
 (cd "$bundle/build" && OMP_PROC_BIND=false ctest --output-on-failure -E "$exclude" 2>&1) | tee -a "$out/suite.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 
 replay_log=$(mktemp)
-for f in "$root"/golden/*.json "$bundle"/reference/*.json; do
+for f in "$root"/golden/*.json "$root"/golden/reference/*.json; do
   echo "== replay $(basename "$f") on cuda"
   OMP_PROC_BIND=false "$bundle/build/tools/rh_replay" "$f" --space cuda
 done 2>&1 | grep -v 'OMP_PROC_BIND\|For best performance\|For unit testing\|In general, for best' | tee "$replay_log" >> "$out/suite.txt"
 grep -q ' failed$' "$replay_log" && ! grep -q '[1-9][0-9]* failed$' "$replay_log" || status=1
 # For the record only: the same replays held to each case's own tolerance (what the CUDA floors must cover).
-for f in "$root"/golden/*.json "$bundle"/reference/*.json; do
+for f in "$root"/golden/*.json "$root"/golden/reference/*.json; do
   echo "== replay $(basename "$f") on cuda, no floor (for the record)"
   OMP_PROC_BIND=false "$bundle/build/tools/rh_replay" "$f" --space cuda --no-floor
 done 2>&1 | grep -v 'OMP_PROC_BIND\|For best performance\|For unit testing\|In general, for best' >> "$out/suite.txt"
@@ -73,7 +73,7 @@ if [ "${RH_SKIP_SANITIZERS:-0}" != 1 ]; then
   sanitizer_log=$(mktemp)
   for tool in memcheck racecheck; do
     sanitize $tool unit "$bundle/build/tests/rh_unit_tests" >> "$sanitizer_log" || status=1
-    sanitize $tool replay "$bundle/build/tools/rh_replay" "$bundle/reference/native_core_v1.json" --space cuda \
+    sanitize $tool replay "$bundle/build/tools/rh_replay" "$root/golden/reference/native_core_v1.json" --space cuda \
       >> "$sanitizer_log" || status=1
   done
   tee -a "$out/suite.txt" < "$sanitizer_log"

@@ -15,7 +15,8 @@ CORPUS_FILES = {
 }
 
 ORACLE_INFO = {
-    "implementation": "tools/golden/oracle.py (independent NumPy oracle of seed-system.md §1)",
+    "implementation": "tools/golden/oracle.py (independent NumPy oracle of docs/method.md)",
+    "arithmetic": "OpenBLAS kernels pinned to core Prescott, 1 thread (tools/golden/reproducible.py)",
     "role": "Expected values for differential replay of the C++ solver",
     "float32": "float32 cases: inputs rounded to float32, oracle arithmetic in float64",
 }

@@ -1,6 +1,6 @@
 """Golden corpus schema helpers: replay a case through the oracle, compare, serialize.
 
-The schema is the reference project's "renewable-huber-native-golden" v1 (seed-system.md §4): a case holds
+The schema is the reference project's "renewable-huber-native-golden" v1 (golden/README.md): a case holds
 `config`, `batches[] = {X, y, sample_weight|null}`, `probe_X`, and
 `expected = {states[], predictions}`; golden/README.md documents every field.
 """

@@ -1,7 +1,7 @@
 """Independent NumPy oracle for the renewable Huber update.
 
-This is a direct transcription of the numerical contract in
-shared/reference/seed-system.md §1 (the RHE / RPSHE method of Jiang, Liang & Yu, 2024).
+This is a direct transcription of the method as docs/method.md specifies it (the RHE / RPSHE
+method of Jiang, Liang & Yu, 2024); section numbers (§k) in comments refer to that document.
 It favours clarity over speed: every batch builds the full dense design and solves densely.
 
 Arithmetic precision is a parameter (`dtype`): the golden corpora are generated in float64
@@ -13,9 +13,10 @@ solver lands from the float64 answer.
 from dataclasses import dataclass, field
 import math
 
+import reproducible  # noqa: F401  (before NumPy: the same BLAS kernels on every CPU)
 import numpy as np
 
-# Fixed constants of the solvers (§1.5, §1.6).
+# Fixed constants of the solvers (§5, §6).
 MIN_LINE_SEARCH_STEP = 1e-8      # backtracking tries t = 1, 1/2, ... while t >= this (27 trials)
 LAMM_MAX_ATTEMPTS = 40           # majorization attempts per proximal iteration
 LAMM_SLACK = 1e-12               # absolute slack in the majorization test
@@ -41,7 +42,7 @@ class Config:
 
 @dataclass
 class State:
-    """Renewable state carried between batches (§1.7). Arrays are in the arithmetic dtype."""
+    """Renewable state carried between batches (§7). Arrays are in the arithmetic dtype."""
     coefficients: np.ndarray
     information: np.ndarray
     n_samples_seen: int = 0
@@ -91,7 +92,7 @@ class Perturbation:
 
 
 # ---------------------------------------------------------------------------------------------
-# §1.2 Loss, score, curvature
+# §2 Loss, score, curvature
 # ---------------------------------------------------------------------------------------------
 
 def huber_loss(r, tau):
@@ -114,7 +115,7 @@ def smoothed_curvature(r, tau, h):
 
 
 def smoothed_score(r, tau, h):
-    """Smoothed score of paper Eq. 2.1. Not used by the update; kept for the §1.2 golden points."""
+    """Smoothed score of paper Eq. 2.1. Not used by the update; kept for the §2 golden points."""
     h = min(h, tau)
     a = np.abs(r)
     s = tau - a                                  # = r + τ on the left ramp, mirrored by oddness
@@ -129,7 +130,7 @@ def soft_threshold(v, t):
 
 
 # ---------------------------------------------------------------------------------------------
-# §1.3 Per-batch scalars
+# §3 Per-batch scalars
 # ---------------------------------------------------------------------------------------------
 
 def bandwidth(bandwidth_scale, tau, cumulative_weight, n_features):
@@ -158,11 +159,11 @@ def penalty_mask(n_coefficients, fit_intercept, dtype):
 
 
 # ---------------------------------------------------------------------------------------------
-# §1.4 Surrogate objective for one batch
+# §4 Surrogate objective for one batch
 # ---------------------------------------------------------------------------------------------
 
 class BatchObjective:
-    """F_b, ∇F_b and H_b of §1.4 for one batch, in a fixed arithmetic dtype."""
+    """F_b, ∇F_b and H_b of §4 for one batch, in a fixed arithmetic dtype."""
 
     def __init__(self, X, y, w, state, config, h, cumulative_weight, historical):
         self.X, self.y, self.w = X, y, w
@@ -201,7 +202,7 @@ def weighted_gram(X, weights):
 
 
 def dense_solve(H, g):
-    """§1.8 NumPy engine: LU solve; on an exactly singular pivot, the minimum-norm least squares."""
+    """§8 NumPy engine: LU solve; on an exactly singular pivot, the minimum-norm least squares."""
     try:
         return np.linalg.solve(H, g)
     except np.linalg.LinAlgError:
@@ -209,7 +210,7 @@ def dense_solve(H, g):
 
 
 # ---------------------------------------------------------------------------------------------
-# §1.5 Damped Newton and §1.6 LAMM
+# §5 Damped Newton and §6 LAMM
 # ---------------------------------------------------------------------------------------------
 
 class Decisions:
@@ -224,7 +225,7 @@ class Decisions:
         return lhs <= rhs
 
     def converged(self, delta, beta_new):
-        """§1.5/§1.6 stopping rule ‖Δβ‖₂ ≤ tol·(1 + ‖β_new‖₂)."""
+        """§5/§6 stopping rule ‖Δβ‖₂ ≤ tol·(1 + ‖β_new‖₂)."""
         step = float(np.linalg.norm(delta))
         threshold = self.tol * (1.0 + float(np.linalg.norm(beta_new)))
         if self.trace is not None:
@@ -235,7 +236,7 @@ class Decisions:
 
 
 def solve_newton(obj, max_iter, decisions):
-    """§1.5 damped Newton with monotone backtracking. Returns (β, iterations, converged)."""
+    """§5 damped Newton with monotone backtracking. Returns (β, iterations, converged)."""
     beta = obj.beta_ref.copy()
     f = obj.value(beta)
     for iteration in range(1, max_iter + 1):
@@ -258,7 +259,7 @@ def solve_newton(obj, max_iter, decisions):
 
 
 def solve_lamm(obj, max_iter, lam, mask, decisions):
-    """§1.6 proximal gradient with a doubling/halving majorization constant φ."""
+    """§6 proximal gradient with a doubling/halving majorization constant φ."""
     dt = obj.beta_ref.dtype.type
     beta = obj.beta_ref.copy()
     f = obj.value(beta)
@@ -283,7 +284,7 @@ def solve_lamm(obj, max_iter, lam, mask, decisions):
 
 
 # ---------------------------------------------------------------------------------------------
-# One renewable update (§1.3–§1.7)
+# One renewable update (§3–§7)
 # ---------------------------------------------------------------------------------------------
 
 def update(state, config, X, y, sample_weight=None, dtype=np.float64, trace=None, perturbation=None):
@@ -324,7 +325,7 @@ def update(state, config, X, y, sample_weight=None, dtype=np.float64, trace=None
 
 
 def historical_subgradient(state, config, cumulative_weight, mask):
-    """§1.4 historical L1 term (N_{b−1}/N_b)·λ̃·(m ∘ sign(β̃)).
+    """§4 historical L1 term (N_{b−1}/N_b)·λ̃·(m ∘ sign(β̃)).
 
     Zero for penalty "none" and on the first batch (n_samples_seen = 0)."""
     if config.penalty != "l1" or state.n_samples_seen == 0:
@@ -334,7 +335,7 @@ def historical_subgradient(state, config, cumulative_weight, mask):
 
 
 def committed_information(state, obj, beta):
-    """§1.7 J_b = J_{b−1} + Σ w φ(r(β_b)) x xᵀ: curvature at the final β, this batch's bandwidth,
+    """§7 J_b = J_{b−1} + Σ w φ(r(β_b)) x xᵀ: curvature at the final β, this batch's bandwidth,
     no ridge and no 1/N."""
     phi = smoothed_curvature(obj.residuals(beta), obj.tau, obj.h)
     return state.information + weighted_gram(obj.X, obj.w * phi)

@@ -48,7 +48,7 @@ def draw_design(rng, design, n, p):
         # Columns [t, 2t, 1]: t on a 1/8 grid in ± pairs (batches have an even row count), so Σt = 0
         # and every Gram entry is exact in any summation order. With the intercept the Hessian is
         # exactly [[a,2a],[2a,4a]] ⊕ [[1,1],[1,1]]: LU multipliers are 0, 1/2, 1 or 2 (exact), so any
-        # LU variant meets an exactly zero pivot and takes the minimum-norm fallback (§1.8).
+        # LU variant meets an exactly zero pivot and takes the minimum-norm fallback (§8).
         assert p == 3
         half = rng.integers(1, 17, (n + 1) // 2) / 8.0
         t = rng.permutation(np.concatenate([half, -half]))[:n]

@@ -42,10 +42,9 @@
 #define RH_ABI_VERSION_MAJOR_OF(version) ((uint32_t)(version) >> 16)
 #define RH_ABI_VERSION_MINOR_OF(version) (((uint32_t)(version)) & 0xFFFFu)
 
-/* Version of the library release these headers come from (the C++ API's rh/version.hpp agrees). */
-#define RH_VERSION_MAJOR 0
-#define RH_VERSION_MINOR 1
-#define RH_VERSION_PATCH 0
+/* Version of the library release these headers come from: RH_VERSION_MAJOR, _MINOR, _PATCH and RH_VERSION_STRING,
+ * generated from the project version (the C++ API's rh/version.hpp has the same values). */
+#include "rh/rh_version.h"
 
 /* ---- Export and language glue -------------------------------------------------------------------------------- */
 
