@@ -6,8 +6,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 pin=$(grep -E '^renewable-huber==' "$root/tools/peer/requirements.txt")
-mkdir -p "$root/.git/info" "$root/.whl"
-grep -qx '/.whl/' "$root/.git/info/exclude" 2>/dev/null || echo '/.whl/' >> "$root/.git/info/exclude"
+exclude=$(git -C "$root" rev-parse --git-path info/exclude)  # also right in a git worktree
+mkdir -p "$(dirname "$exclude")" "$root/.whl"
+grep -qx '/.whl/' "$exclude" 2>/dev/null || echo '/.whl/' >> "$exclude"
 rm -f "$root"/.whl/renewable_huber-*.whl
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 -d "$root/.whl" "$pin"
