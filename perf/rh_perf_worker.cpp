@@ -99,7 +99,7 @@ struct Data {
       auto [hx, hy] = host<S>();
       auto copy = [](DeviceArray<S>& d, const S* h, long long n, const char* label) {
         if (d.extent(0) == static_cast<size_t>(n)) return;
-        d = DeviceArray<S>(label, static_cast<size_t>(n));
+        d = DeviceArray<S>(std::string(label), static_cast<size_t>(n));  // Kokkos 3.4: a label is a string
         Kokkos::deep_copy(d, Kokkos::View<const S*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(h, static_cast<size_t>(n)));
       };
       if constexpr (std::is_same_v<S, float>) {

@@ -33,7 +33,7 @@ def shapes_of(cases: list[dict]) -> list[str]:
 
 
 def title(record: dict, what: str) -> str:
-    return f"{what} — {record['profile']} record at {record['source_revision']} ({record['created_utc'][:10]})"
+    return f"{what}\n{record['profile']} record at {record['source_revision']} ({record['created_utc'][:10]})"
 
 
 def times(plt, record: dict, path: Path) -> None:
@@ -76,8 +76,8 @@ def times(plt, record: dict, path: Path) -> None:
                     handles.append(h)
                     labels.append(lab)
     fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 8), fontsize=9, bbox_to_anchor=(0.5, 0.995))
-    fig.suptitle(title(record, "Median time per operation (whiskers: min–max sample)"), y=0.955, fontsize=11)
-    fig.tight_layout(rect=(0, 0, 1, 0.93))
+    fig.suptitle(title(record, "Median time per operation (whiskers: min–max sample)"), y=0.965, fontsize=11)
+    fig.tight_layout(rect=(0, 0, 1, 0.92))
     fig.savefig(path, dpi=90)
     plt.close(fig)
 
