@@ -12,6 +12,7 @@ from pathlib import Path
 
 from . import record as rec
 from . import spaces as space_table
+from .bench import REFERENCE_PEERS
 from .plot import engine_label
 
 
@@ -19,7 +20,8 @@ def stamp(record: dict, path: str) -> str:
     worst = max((max(c["load"]["other_cores"], default=0.0) for c in record["cases"]), default=0.0)
     discarded = sum(c["load"]["discarded"] for c in record["cases"])
     s = record["settings"]
-    return (f"Record [`{path}`]({'../' + path}) — `{record['command']}` at `{record['source_revision']}`, "
+    link = path if path.startswith("/") else "../" + path
+    return (f"Record [`{path}`]({link}) — `{record['command']}` at `{record['source_revision']}`, "
             f"{record['created_utc']}; {len(record['cases'])} cases, {s['samples']} samples each (a sample is the "
             f"mean of ≥ {s['min_sample_seconds']} s of operations), plan SHA-256 `{record['plan']['sha256'][:16]}…`; "
             f"other processes used at most {worst:.2f} cores during a kept sample, {discarded} disturbed samples "
@@ -37,8 +39,12 @@ def time_table(record: dict) -> str:
         row = (f"{k['shape']} {k['samples']:,}×{k['features']}", k["batch"], k["dtype"], k["penalty"],
                f"{k['lifecycle']} {k['operation']}")
         rows.setdefault(row, {})[engine_label(k)] = c
-    refs = (["serial"] if "serial" in ours and len(ours) > 1 else []) + peers
-    ratio_cols = [(o, p) for o in ours for p in refs if o != p]
+    # Ratios: each parallel space over Serial, and our fastest-intended spaces (all but Serial when there are
+    # others) over the reference's engines with the same input (the peers that solve the same problem).
+    main = [o for o in ours if o != "serial"] or ours
+    same_problem = [p for p in peers if p.split(" ")[0] in REFERENCE_PEERS]
+    ratio_cols = [(o, "serial") for o in main if "serial" in ours and o != "serial"] + \
+                 [(o, p) for o in main for p in same_problem if ("(device in)" in o) == ("(device in)" in p)]
     headers = ["shape", "batch", "dtype", "penalty", "workload"] + [f"{e} ms (rMAD)" for e in engines] + \
               [f"{o}/{p}" for o, p in ratio_cols] + ["iterations (ours)"]
     out = []

@@ -41,11 +41,12 @@ def times(plt, record: dict, path: Path) -> None:
     shapes = shapes_of(cases)
     engines = list(dict.fromkeys(engine_label(c["key"]) for c in cases))
     panels = [pd for pd in PANELS if any((c["key"]["dtype"], c["key"]["penalty"]) == pd for c in cases)]
-    fig, axes = plt.subplots(len(WORKLOADS), len(panels), figsize=(4.2 * len(panels) + 1, 3.8 * len(WORKLOADS)),
+    workloads = [w for w in WORKLOADS if any((c["key"]["lifecycle"], c["key"]["operation"]) == w for c in cases)]
+    fig, axes = plt.subplots(len(workloads), len(panels), figsize=(4.2 * len(panels) + 1, 3.8 * len(workloads) + 1),
                              squeeze=False)
     width = 0.8 / max(len(engines), 1)
     colors = plt.get_cmap("tab10")
-    for r, (lc, op) in enumerate(WORKLOADS):
+    for r, (lc, op) in enumerate(workloads):
         for col, (dt, pen) in enumerate(panels):
             ax = axes[r][col]
             for i, e in enumerate(engines):
@@ -75,9 +76,9 @@ def times(plt, record: dict, path: Path) -> None:
                 if lab not in labels:
                     handles.append(h)
                     labels.append(lab)
-    fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 8), fontsize=9, bbox_to_anchor=(0.5, 0.995))
-    fig.suptitle(title(record, "Median time per operation (whiskers: min–max sample)"), y=0.965, fontsize=11)
-    fig.tight_layout(rect=(0, 0, 1, 0.92))
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 8), fontsize=9)
+    fig.suptitle(title(record, "Median time per operation (whiskers: min–max sample)"), fontsize=11)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     fig.savefig(path, dpi=90)
     plt.close(fig)
 
