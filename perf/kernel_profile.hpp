@@ -1,6 +1,6 @@
 // An in-process Kokkos Tools listener: counts and times every kernel launch (parallel_for / reduce / scan, by
 // label) and every deep_copy while it is active. The benchmarks use it to time one named solver kernel inside a
-// real partial_fit (rh_gram_bench) and to verify the per-iteration cost model (rh_stream_file --kernel-profile),
+// real partial_fit (rh_gram_bench) and to verify the per-iteration cost model (rh_perf_worker --kernel-profile),
 // without touching the library's internals: only kernel labels are relied on.
 //
 // Every callback fences (Kokkos::fence()) before it reads the clock, so a kernel's time is its execution, not

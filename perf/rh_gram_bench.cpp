@@ -1,9 +1,9 @@
 // rh_gram_bench: the dominant dense building block of a Newton iteration, the weighted Gram
 // G = Xᵀ diag(c) X of a tall-skinny X (n × q), timed four ways on the host:
 //
-//   rh_fused     our own fused Gram+gradient kernel (label "rh::gram_gradient"), timed inside real
-//                partial_fit calls on the OpenMP space through a Kokkos Tools listener (kernel_profile.hpp):
-//                the time is the mean of its launches, nothing else of the solver is counted.
+//   rh_fused     our own fused Gram+gradient kernel, timed inside real partial_fit calls on the OpenMP space
+//                (perf/gram_pass.hpp, a Kokkos Tools listener): the mean of its launches, nothing else of the
+//                solver is counted. tools/rh bench --profile gram records the same pass for every space.
 //   kk_gemm      Kokkos Kernels 3.4's own KokkosBlas::gemm("T","N", Xc, X) on Kokkos::OpenMP (header-only,
 //                instantiated here; our Kokkos Kernels has no ETI and no BLAS TPL), X in LayoutLeft and LayoutRight.
 //   openblas_syrk / openblas_gemm   OpenBLAS cblas_?syrk (upper triangle of (√c∘X)ᵀ(√c∘X)) and cblas_?gemm
@@ -30,8 +30,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernel_profile.hpp"
+#include "gram_pass.hpp"
 #include "machine_load.hpp"
+#include "perf_build_info.hpp"
 #include "rh/regressor.hpp"
 #include "rh/version.hpp"
 
@@ -214,8 +215,8 @@ void openblas_gram(benchmark::State& state, GramShape s, bool syrk) {
 }
 #endif
 
-// (c) Our fused kernel, in situ: partial_fit with max_iter = 1 and penalty none launches "rh::gram_gradient"
-// twice (the Newton iteration and the commit of J), both with the Gram. Only those launches are timed.
+// (c) Our fused kernel, in situ (perf/gram_pass.hpp): partial_fit with max_iter = 1 and penalty none makes two
+// passes with the Gram (the Newton iteration and the commit of J); only those launches are timed.
 template <class S>
 void rh_fused(benchmark::State& state, GramShape s) {
   const GramData& d = gram_data(s);
@@ -234,21 +235,17 @@ void rh_fused(benchmark::State& state, GramShape s) {
   rh::Regressor model(rh::Space::openmp, rh::dtype_of<S>(), config);
   const rh::Batch batch = rh::host_batch(x.data(), y.data(), s.n, p);
   model.partial_fit(batch);  // warm-up: buffers allocated
-  auto& prof = rh_perf::KernelProfile::instance();
   long long launches = 0;
   const auto load0 = quiet_start();
   for (auto _ : state) {
-    model.reset();
-    prof.start();
-    model.partial_fit(batch);
-    prof.stop();
-    const auto it = prof.kernels.find("rh::gram_gradient");
-    if (it == prof.kernels.end() || it->second.launches == 0) {
-      state.SkipWithError("no kernel labelled rh::gram_gradient ran: the label changed; update rh_gram_bench");
+    try {
+      const rh_perf::GramPassTiming t = rh_perf::time_gram_pass(model, batch);
+      launches = t.passes;
+      state.SetIterationTime(t.seconds_per_pass);
+    } catch (const std::exception& e) {
+      state.SkipWithError(e.what());
       return;
     }
-    launches = it->second.launches;
-    state.SetIterationTime(it->second.seconds / static_cast<double>(it->second.launches));
   }
   state.counters["launches/fit"] = static_cast<double>(launches);
   state.counters["other_cores"] = rh_perf::other_cores(load0, rh_perf::cpu_snapshot());

@@ -20,9 +20,9 @@ mkdir -p "$bundle/build"
 done
 find "$bundle/build" -type f -perm -u+x -exec strip --strip-unneeded {} + 2>/dev/null || true
 # Google Benchmark is a shared library from Debian that the GPU machine lacks: it travels along.
-if [ -e "$bundle/build/perf/rh_bench" ]; then
+if [ -e "$bundle/build/perf/rh_gram_bench" ]; then
   mkdir -p "$bundle/build/lib"
-  cp -L "$(ldd "$build/perf/rh_bench" | awk '/libbenchmark/{print $3}')" "$bundle/build/lib/"
+  cp -L "$(ldd "$build/perf/rh_gram_bench" | awk '/libbenchmark/{print $3}')" "$bundle/build/lib/"
 fi
 # The paths CTest recorded here, to be rewritten to the GPU machine's checkout by run_suite.sh.
 printf '%s\n%s\n%s\n' "$build" "$root" "$(command -v cmake)" > "$bundle/origin"

@@ -1,0 +1,321 @@
+"""python3 -m rhperf COMMAND …: the performance tools behind tools/rh bench | compare | ab | plot | compare-spaces.
+
+Run them through tools/rh, which builds the worker, prepares the peers' interpreters and passes their paths.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from . import bench, gate
+from . import record as rec
+
+PROG = "tools/rh"
+
+
+def csv(s: str) -> tuple:
+    return tuple(x for x in s.split(",") if x)
+
+
+def add_run_flags(p: argparse.ArgumentParser, default_profile: str) -> None:
+    p.add_argument("--profile", choices=sorted(bench.PROFILES), default=default_profile)
+    p.add_argument("--spaces", type=csv, help="our spaces to measure (default: every compiled one with a device)")
+    p.add_argument("--shapes", type=csv, help="shape names of the profile (default: all)")
+    p.add_argument("--dtypes", type=csv, default=bench.DTYPES)
+    p.add_argument("--penalties", type=csv, default=bench.PENALTIES)
+    p.add_argument("--workloads", type=csv, default=tuple(f"{a}:{b}" for a, b in bench.WORKLOADS),
+                   help="lifecycle:operation pairs (default: cold:partial_fit,steady:partial_fit,cold:fit)")
+    p.add_argument("--inputs", type=csv, default=bench.INPUTS,
+                   help="host,device (device only on spaces and peers with their own memory)")
+    p.add_argument("--cases", help="only the cases whose id matches this regular expression")
+    p.add_argument("--samples", type=int, help="samples per case (default: the profile's)")
+    p.add_argument("--min-sample-seconds", type=float, help="a sample averages enough operations to last this long")
+    p.add_argument("--max-reps", type=int, help="most operations averaged in one sample")
+    p.add_argument("--quiet-wait", type=float, help="most seconds to wait for a quiet machine before each group")
+    p.add_argument("--quiet-threshold", type=float, default=0.3, help="busy cores below which the machine is quiet")
+    p.add_argument("--retries", type=int, help="a disturbed sample is repeated at most this often (default: the "
+                   "profile's)")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--worker", help=argparse.SUPPRESS)  # rh_perf_worker of the build (tools/rh passes it)
+
+
+def settings_from(args, profile: bench.Profile) -> bench.Settings:
+    def pick(value, default):
+        return default if value is None else value
+    return bench.Settings(samples=pick(args.samples, profile.samples),
+                          min_sample_seconds=pick(args.min_sample_seconds, profile.min_sample_seconds),
+                          max_reps=pick(args.max_reps, profile.max_reps), quiet_wait=pick(args.quiet_wait, profile.quiet_wait),
+                          quiet_threshold=args.quiet_threshold, retries=pick(args.retries, profile.retries), seed=args.seed)
+
+
+def selection_from(args) -> bench.Selection:
+    workloads = tuple(tuple(w.split(":")) for w in args.workloads)
+    unknown = [w for w in workloads if w not in bench.WORKLOADS]
+    if unknown:
+        raise SystemExit(f"unknown workloads {unknown}; known: {bench.WORKLOADS}")
+    return bench.Selection(shapes=list(args.shapes) if args.shapes else None, dtypes=args.dtypes,
+                           penalties=args.penalties, workloads=workloads, inputs=args.inputs, cases=args.cases)
+
+
+def chosen_spaces(info: dict, wanted: tuple | None) -> list[str]:
+    have = [s["name"] for s in info["spaces"] if s["device_count"] > 0]
+    if wanted:
+        missing = [s for s in wanted if s not in have]
+        if missing:
+            raise SystemExit(f"spaces {missing} are not available in this build (have: {have})")
+        return [s for s in have if s in wanted]
+    return have
+
+
+def command_line(argv: list[str]) -> str:
+    """How the record was made, without the internal paths tools/rh adds."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        if a in ("--worker", "--peer-python", "--sklearn-python"):
+            skip = True
+            continue
+        out.append(a)
+    return "tools/rh " + " ".join(out)
+
+
+def cmd_bench(args, argv) -> int:
+    import numpy as np
+
+    from .engines import WorkerError, peer_worker, rh_worker, worker_env
+    from .load import LoadMeter
+
+    profile = bench.PROFILES[args.profile]
+    settings = settings_from(args, profile)
+    sel = selection_from(args)
+    env = worker_env()
+    peers = {"none": (), "cpu": bench.CPU_PEERS, "gpu": bench.GPU_PEERS}.get(args.peers, csv(args.peers))
+    if profile.kind == "gram" and peers:
+        raise SystemExit("the gram profile measures our pass alone: no peers")
+    worker = rh_worker(args.worker, "rh", env)
+    workers = [worker]
+    peer_workers: dict = {}
+    try:
+        by_python: dict = {}
+        for engine in peers:
+            python = args.peer_python if engine in bench.REFERENCE_PEERS else args.sklearn_python
+            if not python:
+                raise SystemExit(f"peer {engine} needs --peer-python (tools/rh bench makes the reference's venv)")
+            by_python.setdefault(python, []).append(engine)
+        unavailable = {}
+        for python, engines in by_python.items():
+            label = "reference" if engines[0] in bench.REFERENCE_PEERS else "sklearn"
+            try:
+                w = peer_worker(python, label, env)
+            except WorkerError as e:
+                for engine in engines:
+                    unavailable[engine] = str(e)
+                continue
+            workers.append(w)
+            for engine in engines:
+                if engine in w.info["engines"]:
+                    peer_workers[engine] = w
+                else:
+                    unavailable[engine] = f"not available in {python} ({w.info})"
+        spaces = chosen_spaces(worker.info, args.spaces)
+        engines = bench.Engines({"": worker}, spaces, peer_workers)
+        fp = rec.fingerprint(worker.info, [w.info for w in workers[1:]])
+        record = rec.new_record(profile.name, command_line(argv), fp, bench.settings_dict(settings, profile))
+        record["unavailable"] = unavailable
+        for engine, why in unavailable.items():
+            print(f"peer {engine} unavailable: {why}", file=sys.stderr)
+        if profile.kind == "gram":
+            record["ceilings"] = ceilings(np, worker, spaces)
+        meter = LoadMeter()
+        meter.own_pids += [w.pid for w in workers]
+        plan: dict = {}
+        with bench.workdir_for(args.out) as tmp:
+            bench.run_profile(profile, engines, sel, settings, plan, {"": record}, meter, np, bench.stderr_log,
+                              Path(tmp))
+        record["plan"] = {"sha256": rec.plan_sha256(plan), "reps": plan}
+    finally:
+        for w in workers:
+            w.close()
+    print(rec.case_table(rec._finite(record)), end="")
+    if record["skipped"]:
+        print(f"{len(record['skipped'])} skipped (reasons in the record)")
+    if record["errors"]:
+        print("errors:\n" + "\n".join(f"  {e['id']}: {e['error']}" for e in record["errors"]))
+    if args.out:
+        rec.save(record, args.out)
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 1 if record["errors"] else 0
+
+
+def ceilings(np, worker, spaces: list[str]) -> dict:
+    """What the Gram pass is drawn against: the read bandwidth of each space (rh_perf_worker's streaming sum)
+    and a dense matrix product's flop rate (NumPy's BLAS on the host, CuPy's cuBLAS on a GPU)."""
+    import time
+
+    out: dict = {"memory_read_bytes_per_s": {}, "flop_per_s": {}}
+    for space in spaces:
+        r = worker.ask(f"bandwidth {space} 1024")
+        if "error" not in r:
+            out["memory_read_bytes_per_s"][space] = r["bytes_per_s"]
+    def best(mul, a, sync=lambda: None) -> float:
+        times = []
+        for _ in range(4):
+            t0 = time.perf_counter()
+            mul(a)
+            sync()
+            times.append(time.perf_counter() - t0)
+        return min(times[1:])
+    n = 2048
+    for dt in ("f64", "f32"):
+        a = np.ones((n, n), dtype=np.float64 if dt == "f64" else np.float32)
+        out["flop_per_s"][f"host {dt}"] = 2 * n ** 3 / best(lambda m: m @ m, a)
+    out["flop_method"] = f"best of 3 products of {n}×{n} matrices: NumPy {np.__version__} on the host"
+    if "cuda" in spaces:
+        try:
+            import cupy
+
+            n = 8192
+            for dt in ("f64", "f32"):
+                a = cupy.ones((n, n), dtype=cupy.float64 if dt == "f64" else cupy.float32)
+                out["flop_per_s"][f"cuda {dt}"] = 2 * n ** 3 / best(lambda m: m @ m, a,
+                                                                    cupy.cuda.runtime.deviceSynchronize)
+            out["flop_method"] += f"; CuPy {cupy.__version__} (cuBLAS) {n}×{n} on the GPU"
+        except Exception as e:  # noqa: BLE001 - no CuPy: the GPU's flop ceiling stays unmeasured
+            out["flop_method"] += f"; GPU flop ceiling not measured ({e})"
+    return out
+
+
+def cmd_merge(args) -> int:
+    """One record from parts of one run (same machine, build and profile; e.g. one part per dtype)."""
+    parts = [rec.load(p) for p in args.records]
+    out = parts[0]
+    for path, r in zip(args.records[1:], parts[1:]):
+        diffs = rec.fingerprint_differences(out["fingerprint"], r["fingerprint"], ())
+        if diffs or r["fingerprint"]["library"] != out["fingerprint"]["library"] or r["profile"] != out["profile"]:
+            raise SystemExit(f"tools/rh merge: {path} is not a part of the same run: " + "; ".join(diffs or ["library or profile"]))
+        ids = {c["id"] for c in out["cases"]} & {c["id"] for c in r["cases"]}
+        if ids:
+            raise SystemExit(f"tools/rh merge: {path} repeats cases, e.g. {sorted(ids)[0]}")
+        for f in ("cases", "skipped", "errors"):
+            out[f] += r[f]
+        out["unavailable"] = out.get("unavailable", {}) | r.get("unavailable", {})
+        out["plan"]["reps"] |= r["plan"]["reps"]
+        out["command"] += " + " + r["command"]
+    out["plan"]["sha256"] = rec.plan_sha256(out["plan"]["reps"])
+    rec.save(out, args.out)
+    print(f"wrote {args.out}: {len(out['cases'])} cases", file=sys.stderr)
+    return 0
+
+
+def cmd_write_data(args) -> int:
+    """The data files of a profile, for rh_perf_worker FILE --kernel-profile (the same bytes a record measures)."""
+    import numpy as np
+
+    from . import data
+
+    out = Path(args.dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for index, shape in enumerate(bench.PROFILES[args.profile].shapes):
+        if args.shapes and shape[0] not in args.shapes:
+            continue
+        name, samples, features = shape[:3]
+        batch = shape[3] if len(shape) > 3 else samples
+        x, y, _ = data.stream_data(np, samples, features, args.seed + index, outliers=len(shape) > 3)
+        sha = data.write(np, out / f"{name}.bin", x, y, batch)
+        print(f"{out / name}.bin: {samples}×{features}, batch {batch}, seed {args.seed + index}, SHA-256 {sha}")
+    return 0
+
+
+def cmd_compare_spaces(args) -> int:
+    from . import spaces
+
+    workloads = None if args.all else (("cold", "partial_fit"),)
+    print(spaces.table(rec.load(args.record), markdown=args.markdown, workloads=workloads), end="")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    b = sub.add_parser("bench", help="measure a profile, write one record")
+    add_run_flags(b, "smoke")
+    b.add_argument("--peers", default="none",
+                   help="none, cpu (numpy,native_cpu,sklearn_sgd,sklearn_huber), gpu (cupy), or a comma list")
+    b.add_argument("--out", help="write the record to this file")
+    b.add_argument("--peer-python", help=argparse.SUPPRESS)
+    b.add_argument("--sklearn-python", default="/usr/bin/python3", help=argparse.SUPPRESS)
+
+    c = sub.add_parser("compare", help="the regression gate between two records")
+    c.add_argument("base")
+    c.add_argument("cand")
+    c.add_argument("--ignore-field", action="append", metavar="FIELD",
+                   help="a fingerprint field (or section) not to compare, e.g. build.compiler_flags (repeatable)")
+    gate.add_threshold_flags(c)
+
+    a = sub.add_parser("ab", help="A/B between two revisions, interleaved, one frozen repetition plan")
+    a.add_argument("base_rev")
+    a.add_argument("cand_rev")
+    add_run_flags(a, "smoke")
+    a.add_argument("--out-dir", help="write BASE.json, CAND.json and ab.json here")
+    a.add_argument("--rounds", type=int, help="interleaved rounds (= samples per case; at least 9)")
+    a.add_argument("--build-root", help=argparse.SUPPRESS)  # where the worktrees and builds go (tools/rh passes it)
+    gate.add_threshold_flags(a)
+
+    pl = sub.add_parser("plot", help="draw a record (and its comparison with a base) as PNGs")
+    pl.add_argument("record")
+    pl.add_argument("base", nargs="?")
+    pl.add_argument("--out-dir", default=".", help="where the PNGs go")
+
+    s = sub.add_parser("compare-spaces", help="the fastest space per shape and dtype, with ratios")
+    s.add_argument("record")
+    s.add_argument("--markdown", action="store_true")
+    s.add_argument("--all", action="store_true", help="every lifecycle and operation (default: cold partial_fit)")
+
+    d = sub.add_parser("doc", help="the Markdown of a record (for docs/performance.md)")
+    d.add_argument("record")
+    d.add_argument("--update", metavar="FILE", help="replace the section <!-- record:NAME:begin/end --> of FILE")
+    d.add_argument("--section", default="cpu-standard")
+
+    m = sub.add_parser("merge", help="one record from parts of one run (e.g. one per dtype)")
+    m.add_argument("records", nargs="+")
+    m.add_argument("--out", required=True)
+
+    w = sub.add_parser("write-data", help="write a profile's data files (for rh_perf_worker --kernel-profile)")
+    w.add_argument("--profile", choices=sorted(bench.PROFILES), default="standard")
+    w.add_argument("--shapes", type=csv)
+    w.add_argument("--seed", type=int, default=42)
+    w.add_argument("dir")
+
+    args = p.parse_args(argv)
+    if args.command == "doc":
+        from . import doc
+
+        return doc.main(args)
+    if args.command == "merge":
+        return cmd_merge(args)
+    if args.command == "write-data":
+        return cmd_write_data(args)
+    if args.command == "bench":
+        if not args.worker:
+            args.worker = str(Path(os.environ.get("RH_BUILD_DIR", rec.ROOT / "build" / "cpu")) / "perf" / "rh_perf_worker")
+        return cmd_bench(args, argv)
+    if args.command == "compare":
+        return gate.main(args)
+    if args.command == "ab":
+        from . import ab
+
+        return ab.main(args, argv)
+    if args.command == "plot":
+        from . import plot
+
+        return plot.main(args)
+    return cmd_compare_spaces(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

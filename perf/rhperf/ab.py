@@ -1,0 +1,141 @@
+"""tools/rh ab BASE_REV CAND_REV: the same cases on two builds, interleaved round by round, one frozen plan.
+
+1. Each revision is checked out as a git worktree inside the build folder (build/ab/<commit>/src) and built in its
+   own build directory (build/ab/<commit>/build) with tools/rh build's options. The harness of the invoking tree
+   (perf/*.cpp, *.hpp, CMakeLists.txt) is copied over each worktree's perf/ first: both libraries are measured by
+   the same instrument, and a revision older than the harness can still be measured.
+2. Every case is calibrated once, on the base build; the repetition plan (case → operations per sample) is then
+   frozen, its SHA-256 recorded, and used by both builds.
+3. The cases run group by group, the two builds alternating A B, B A, … for `rounds` rounds; disturbed samples
+   are repeated (load.py), the other processes' load recorded per sample.
+4. The gate (gate.py) judges the median of the per-round paired ratios candidate/base, with its other checks on
+   each build's samples.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from . import bench, gate
+from . import record as rec
+
+HARNESS = ("*.cpp", "*.hpp", "*.in", "CMakeLists.txt")
+
+
+def git(*args, cwd: Path = rec.ROOT) -> str:
+    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def resolve(rev: str) -> str:
+    try:
+        return git("rev-parse", "--verify", f"{rev}^{{commit}}")
+    except subprocess.CalledProcessError:
+        raise SystemExit(f"tools/rh ab: {rev} is not a commit of this repository")
+
+
+def build(sha: str, root: Path, log) -> Path:
+    """Worktree + build of one commit; returns the path of its rh_perf_worker."""
+    src, bld = root / sha[:12] / "src", root / sha[:12] / "build"
+    if not (src / ".git").exists():
+        src.parent.mkdir(parents=True, exist_ok=True)
+        git("worktree", "prune")
+        git("worktree", "add", "--detach", "--force", str(src), sha)
+    git("checkout", "--quiet", "--force", "--detach", sha, cwd=src)
+    git("clean", "-fdq", "perf", cwd=src)
+    (src / "perf").mkdir(exist_ok=True)
+    for pattern in HARNESS:
+        for f in (rec.ROOT / "perf").glob(pattern):
+            shutil.copy2(f, src / "perf" / f.name)
+    opts = [o for o in os.environ.get("RH_AB_CMAKE_OPTS", "").split("\n") if o]
+    if not opts:
+        raise SystemExit("tools/rh ab: RH_AB_CMAKE_OPTS is not set (run it through tools/rh ab)")
+    log(f"building {sha[:12]} in {bld}")
+    quiet = dict(stdout=subprocess.DEVNULL if not os.environ.get("RH_AB_VERBOSE") else None)
+    subprocess.run(["cmake", "-S", str(src), "-B", str(bld), *opts, "-DRH_BUILD_TESTS=OFF", "-DRH_BUILD_ABI=OFF"],
+                   check=True, **quiet)
+    subprocess.run(["cmake", "--build", str(bld), "--target", "rh_perf_worker"], check=True, **quiet)
+    return bld / "perf" / "rh_perf_worker"
+
+
+def main(args, argv) -> int:
+    import numpy as np
+
+    from .__main__ import chosen_spaces, command_line, selection_from, settings_from
+    from .engines import rh_worker, worker_env
+    from .load import LoadMeter
+
+    log = bench.stderr_log
+    profile = bench.PROFILES[args.profile]
+    if args.rounds is not None:
+        args.samples = args.rounds
+    settings = settings_from(args, profile)
+    th = gate.thresholds_from(args)
+    if settings.samples < th["min_samples"]:
+        raise SystemExit(f"tools/rh ab: at least {th['min_samples']} rounds (--rounds)")
+    sel = selection_from(args)
+    base_sha, cand_sha = resolve(args.base_rev), resolve(args.cand_rev)
+    root = Path(args.build_root or rec.ROOT / "build" / "ab")
+    binaries = {"A:": build(base_sha, root, log), "B:": build(cand_sha, root, log)}
+    env = worker_env()
+    workers = {label: rh_worker(str(b), f"rh {label[0]}", env) for label, b in binaries.items()}
+    try:
+        spaces_a = chosen_spaces(workers["A:"].info, args.spaces)
+        spaces = [s for s in spaces_a if s in chosen_spaces(workers["B:"].info, None)]
+        engines = bench.Engines(workers, spaces, {})
+        records = {}
+        for label, w in workers.items():
+            r = rec.new_record(profile.name, command_line(argv), rec.fingerprint(w.info, []),
+                               bench.settings_dict(settings, profile))
+            r["source_revision"] = (base_sha if label == "A:" else cand_sha)[:12]
+            records[label] = r
+        build_diffs = rec.fingerprint_differences(records["A:"]["fingerprint"], records["B:"]["fingerprint"])
+        for d in build_diffs:
+            log(f"note: the builds differ in {d}")
+        meter = LoadMeter()
+        meter.own_pids += [w.pid for w in workers.values()]
+        plan: dict = {}
+        with bench.workdir_for(None) as tmp:
+            log("calibrating on the base build")
+            bench.run_profile(profile, bench.Engines({"A:": workers["A:"]}, spaces, {}), sel, settings, plan,
+                              {"A:": rec.new_record(profile.name, "", {}, {})}, meter, np, lambda m: None, Path(tmp),
+                              calibrate_only=True)
+            plan_hash = rec.plan_sha256(plan)
+            log(f"plan frozen: {len(plan)} cases, SHA-256 {plan_hash}")
+            bench.run_profile(profile, engines, sel, settings, plan, records, meter, np, log, Path(tmp))
+        for r in records.values():
+            r["plan"] = {"sha256": plan_hash, "reps": plan}
+    finally:
+        for w in workers.values():
+            w.close()
+    base, cand = records["A:"], records["B:"]
+    c_by_id = {c["id"]: c for c in cand["cases"]}
+    pairs = {c["id"]: [b / a for a, b in zip(c["samples_s"], c_by_id[c["id"]]["samples_s"])]
+             for c in base["cases"] if c["id"] in c_by_id}
+    try:
+        gate.check_comparable(base, cand, ignore=tuple(sorted({d.split(":")[0] for d in build_diffs})))
+    except gate.NotComparable as e:
+        print(f"tools/rh ab: not comparable: {e}")
+        return gate.NOT_COMPARABLE
+    verdicts = gate.compare(base, cand, th, paired=pairs)
+    print(f"A/B: BASE {args.base_rev} = {base_sha[:12]}, CAND {args.cand_rev} = {cand_sha[:12]}; "
+          f"{settings.samples} interleaved rounds; plan SHA-256 {plan_hash}")
+    print(gate.table(verdicts, paired=True), end="")
+    status, line = gate.summary(verdicts)
+    print(line)
+    if args.out_dir:
+        out = Path(args.out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        rec.save(base, out / "base.json")
+        rec.save(cand, out / "cand.json")
+        (out / "ab.json").write_text(json.dumps(rec._finite({
+            "schema": "renewable-huber-perf-ab", "schema_version": rec.SCHEMA_VERSION, "base": base_sha,
+            "cand": cand_sha, "rounds": settings.samples, "plan_sha256": plan_hash, "build_differences": build_diffs,
+            "thresholds": th, "paired_ratios": pairs,
+            "verdicts": [{"case": v.case, "ratio": v.ratio, "passed": v.passed, "gated": v.gated,
+                          "reasons": v.reasons} for v in verdicts]}), indent=1) + "\n")
+        print(f"wrote {out}/base.json, cand.json, ab.json", file=sys.stderr)
+    return status

@@ -1,0 +1,363 @@
+"""Profiles, cases and the measurement loop shared by tools/rh bench (one build, peers beside it) and tools/rh ab
+(two builds). docs/performance.md ("Records", "How a case is measured") is the user's description of this file.
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import data as rhdata
+from . import record as rec
+from .engines import Worker, WorkerError
+from .load import LoadMeter
+
+# ---------------------------------------------------------------------------------------------------------------
+# Profiles
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    kind: str  # "stream" (fit / partial_fit operations) or "gram" (the fused Gram pass alone)
+    shapes: tuple  # stream: (name, samples, features, batch); gram: (name, rows, features)
+    samples: int  # samples per case
+    min_sample_seconds: float  # a sample is the mean of enough repetitions to last this long
+    max_reps: int
+    quiet_wait: float  # seconds to wait for a quiet machine before each group of cases
+    retries: int  # a disturbed sample is repeated at most this often
+
+
+GRAM_ROWS = 2 ** 20
+PROFILES = {
+    # Seconds on 2 cores: what CI runs. Nine samples, so that a smoke record passes the gate's sample count.
+    "smoke": Profile("smoke", "stream", (("latency-smoke", 2048, 8, 1024), ("reference-smoke", 8192, 32, 4096)),
+                     samples=9, min_sample_seconds=0.01, max_reps=64, quiet_wait=1.0, retries=1),
+    # The reference project's shape sweep.
+    "standard": Profile("standard", "stream", (("latency", 4096, 16, 4096), ("reference", 100_000, 90, 32_768),
+                                               ("wide", 16_384, 256, 4096), ("streaming", 1_000_000, 32, 65_536)),
+                        samples=9, min_sample_seconds=0.25, max_reps=64, quiet_wait=20.0, retries=3),
+    "gram": Profile("gram", "gram", tuple((f"gram-p{p}", GRAM_ROWS, p) for p in (8, 16, 32, 64, 128, 256, 512)),
+                    samples=9, min_sample_seconds=0.25, max_reps=64, quiet_wait=20.0, retries=3),
+}
+DTYPES = ("f64", "f32")
+PENALTIES = ("none", "l1")
+# (lifecycle, operation): steady is defined for partial_fit only (the reference's rule).
+WORKLOADS = (("cold", "partial_fit"), ("steady", "partial_fit"), ("cold", "fit"))
+INPUTS = ("host", "device")
+CPU_PEERS = ("numpy", "native_cpu", "sklearn_sgd", "sklearn_huber")
+GPU_PEERS = ("cupy",)
+REFERENCE_PEERS = ("numpy", "native_cpu", "cupy")  # the reference package: run by --peer-python
+PEER_NOTE = ("sklearn_sgd (SGDRegressor(loss='huber'), one partial_fit per batch, no convergence test) and "
+             "sklearn_huber (HuberRegressor(alpha=0) on all rows, its own scale estimate) solve different problems "
+             "from ours: compare their time together with coef_error (relative L2 error against the generating "
+             "coefficients, intercept 0)")
+
+
+@dataclass
+class Settings:
+    samples: int
+    min_sample_seconds: float
+    max_reps: int
+    quiet_wait: float
+    quiet_threshold: float = 0.3  # whole-machine busy cores below which the machine counts as quiet
+    disturbed_cores: float = 0.5  # a sample during which other processes used this much is repeated ...
+    disturbed_min_seconds: float = 0.02  # ... if it lasted long enough for /proc/stat to resolve it
+    retries: int = 3  # ... at most this many times
+    seed: int = 42
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Measurement
+
+
+@dataclass
+class Slot:
+    """One case on one engine, as measured in a group: `ask(reps)` runs `reps` timed operations."""
+    case: str  # case id (the plan's key)
+    key: dict
+    worker: Worker
+    request: str  # the protocol line without its REPS
+    label: str = ""  # the build (A/B), empty for a single build
+    reps: int = 0
+    samples: list = field(default_factory=list)
+    other_cores: list = field(default_factory=list)
+    iterations: list = field(default_factory=list)
+    converged: list = field(default_factory=list)
+    coefficients: list = field(default_factory=list)
+    passes_per_call: int = 0
+    discarded: int = 0
+    waited: float = 0.0
+    outcome: str = ""  # "", "skipped: …" or "error: …"
+
+    def ask(self, reps: int) -> dict:
+        r = self.worker.ask(f"{self.request} {reps}")
+        if "skipped" in r:
+            raise _Skip(r["skipped"])
+        if "error" in r:
+            raise WorkerError(r["error"])
+        return r
+
+
+class _Skip(Exception):
+    pass
+
+
+def calibrate(slot: Slot, settings: Settings) -> int:
+    """One untimed warm-up, then one timed operation: repetitions so that a sample lasts min_sample_seconds."""
+    slot.ask(1)
+    t = statistics.fmean(slot.ask(1)["seconds"])
+    return min(settings.max_reps, max(1, math.ceil(settings.min_sample_seconds / max(t, 1e-9))))
+
+
+def measure_group(slots: list[Slot], plan: dict, settings: Settings, meter: LoadMeter, log,
+                  calibrate_only: bool = False) -> None:
+    """Interleaved rounds over the slots of one group (A B C, then C B A, …). A slot whose case is not in `plan`
+    is calibrated and added to it; slots of the same case (A/B) share its repetitions. `calibrate_only` stops
+    after that (tools/rh ab freezes the plan before it measures)."""
+    live = []
+    for s in slots:
+        try:
+            if s.case not in plan:
+                plan[s.case] = calibrate(s, settings)
+            elif not calibrate_only:
+                s.ask(1)  # warm-up only
+            s.reps = plan[s.case]
+            live.append(s)
+        except _Skip as e:
+            s.outcome = f"skipped: {e}"
+        except WorkerError as e:
+            s.outcome = f"error: {e}"
+            log(f"    {s.label}{s.case}: {e}")
+    if calibrate_only:
+        return
+    waited = meter.wait_quiet(settings.quiet_threshold, settings.quiet_wait)
+    for s in live:
+        s.waited = waited
+    for rnd in range(settings.samples):
+        for s in (live if rnd % 2 == 0 else list(reversed(live))):
+            if s.outcome:
+                continue
+            try:
+                measure_sample(s, settings, meter)
+            except (WorkerError, _Skip) as e:
+                s.outcome = f"error: {e}"
+                log(f"    {s.label}{s.case}: {e}")
+
+
+def measure_sample(s: Slot, settings: Settings, meter: LoadMeter) -> None:
+    for attempt in range(settings.retries + 1):
+        a = meter.snapshot()
+        t0 = time.monotonic()
+        r = s.ask(s.reps)
+        wall = time.monotonic() - t0
+        _, other = meter.cores(a, meter.snapshot())
+        disturbed = other >= settings.disturbed_cores and wall >= settings.disturbed_min_seconds
+        if not disturbed or attempt == settings.retries:
+            break
+        s.discarded += 1
+        s.waited += meter.wait_quiet(settings.quiet_threshold, max(settings.quiet_wait, 1.0))
+    s.samples.append(statistics.fmean(r["seconds"]))
+    s.other_cores.append(round(other, 3))
+    if "iterations" in r:
+        s.iterations.append(r["iterations"])
+        s.converged.append(r["all_converged"])
+        s.coefficients = r["coefficients"]
+    s.passes_per_call = r.get("passes_per_call", 0)
+
+
+def case_entry(s: Slot, truth: list[float] | None) -> dict:
+    """The record's entry of a measured slot."""
+    c = {"id": s.case, "key": s.key, "reps": s.reps, "samples_s": s.samples} | rec.summarize(s.samples)
+    if s.key["kind"] == "gram":
+        rows, q = s.key["samples"], s.key["features"] + 1  # the design has the intercept column
+        size = 4 if s.key["dtype"] == "f32" else 8
+        t = c["median_s"]
+        c["gram"] = {"rows": rows, "q": q, "passes_per_call": s.passes_per_call,
+                     "bytes": rows * q * size, "flops": rows * q * (q + 1) + 2 * rows * q,
+                     "gbytes_per_s": rows * q * size / t / 1e9, "gflop_per_s": (rows * q * (q + 1) + 2 * rows * q) / t / 1e9}
+        c["iterations"] = None
+        c["all_converged"] = None
+        c["iterations_varied"] = False
+    else:
+        c["iterations"] = int(statistics.median(s.iterations)) if s.iterations and s.iterations[0] is not None else None
+        c["iterations_varied"] = len(set(s.iterations)) > 1
+        c["all_converged"] = None if not s.converged or s.converged[0] is None else all(s.converged)
+        c["coef_error"] = rec.coef_error(s.coefficients, truth) if truth else float("nan")
+    c["load"] = {"other_cores": s.other_cores, "discarded": s.discarded, "waited_s": round(s.waited, 2)}
+    return c
+
+
+def file_outcome(record: dict, s: Slot, truth) -> None:
+    if s.outcome.startswith("skipped"):
+        record["skipped"].append({"id": s.case, "reason": s.outcome[len("skipped: "):]})
+    elif s.outcome.startswith("error"):
+        record["errors"].append({"id": s.case, "error": s.outcome[len("error: "):]})
+    else:
+        record["cases"].append(case_entry(s, truth))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Cases
+
+
+def stream_key(profile: str, shape: tuple, data_sha: str, dtype: str, penalty: str, lifecycle: str,
+               operation: str, engine: str, where: str) -> dict:
+    name, samples, features, batch = shape
+    return {"profile": profile, "kind": "stream", "shape": name, "samples": samples, "features": features,
+            "batch": samples if operation == "fit" else batch, "data_sha256": data_sha, "dtype": dtype,
+            "penalty": penalty, "lifecycle": lifecycle, "operation": operation, "engine": engine, "input": where}
+
+
+def gram_key(shape: tuple, data_sha: str, dtype: str, engine: str) -> dict:
+    name, rows, features = shape
+    return {"profile": "gram", "kind": "gram", "shape": name, "samples": rows, "features": features, "batch": rows,
+            "data_sha256": data_sha, "dtype": dtype, "penalty": "none", "lifecycle": "steady",
+            "operation": "gram_pass", "engine": engine, "input": "host"}
+
+
+@dataclass
+class Engines:
+    """What a run measures: our builds (label → worker, spaces) and the peers (engine → worker)."""
+    ours: dict  # label ("" or "A:"/"B:") → Worker
+    spaces: list  # space names measured (with a device)
+    peers: dict  # peer engine name → Worker
+    device_spaces: tuple = ("cuda",)  # spaces with their own memory: measured with device input too
+
+    def workers(self) -> list[Worker]:
+        return list(self.ours.values()) + list(dict.fromkeys(self.peers.values()))
+
+
+@dataclass
+class Selection:
+    shapes: list | None = None
+    dtypes: tuple = DTYPES
+    penalties: tuple = PENALTIES
+    workloads: tuple = WORKLOADS
+    inputs: tuple = INPUTS
+    cases: str | None = None  # regular expression on case ids
+
+
+def stream_slots(profile: Profile, shape, sha, engines: Engines, sel: Selection, dtype, penalty, lifecycle,
+                 operation) -> list[Slot]:
+    slots = []
+    for label, worker in engines.ours.items():
+        for space in engines.spaces:
+            for where in sel.inputs:
+                if where == "device" and space not in engines.device_spaces:
+                    continue
+                key = stream_key(profile.name, shape, sha, dtype, penalty, lifecycle, operation, f"rh:{space}", where)
+                slots.append(Slot(rec.case_id(key), key, worker,
+                                  f"run {space} {dtype} {penalty} {lifecycle} {operation} {where}", label))
+    for engine, worker in engines.peers.items():
+        for where in (sel.inputs if engine in GPU_PEERS else ("host",)):
+            key = stream_key(profile.name, shape, sha, dtype, penalty, lifecycle, operation, engine, where)
+            slots.append(Slot(rec.case_id(key), key, worker,
+                              f"run {engine} {dtype} {penalty} {lifecycle} {operation} {where}"))
+    return [s for s in slots if not sel.cases or re.search(sel.cases, s.case)]
+
+
+def memory_available() -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 1 << 62
+
+
+def run_profile(profile: Profile, engines: Engines, sel: Selection, settings: Settings, plan: dict,
+                records: dict, meter: LoadMeter, np, log, workdir: Path, calibrate_only: bool = False) -> None:
+    """Measures every selected case of the profile; files each slot into records[label]. With calibrate_only,
+    only fills `plan`."""
+    shapes = [s for s in profile.shapes if not sel.shapes or s[0] in sel.shapes]
+    for index, shape in enumerate(profile.shapes):
+        if shape not in shapes:
+            continue
+        seed = settings.seed + index
+        path = workdir / f"{shape[0]}.bin"
+        if profile.kind == "gram":
+            name, rows, features = shape
+            need = rows * features * 20  # f64 + f32 copies in the worker, the library's f64 design
+            if need > 0.8 * memory_available():
+                for label in records:
+                    records[label]["skipped"].append({"id": f"gram/{name}/*", "reason": f"needs about "
+                                                      f"{need / 2**30:.1f} GiB, more than 80 % of the memory available"})
+                log(f"{name}: skipped (memory)")
+                continue
+            x, y, coef = rhdata.stream_data(np, rows, features, seed, outliers=False)
+            sha = rhdata.write(np, path, x, y, rows)
+        else:
+            name, samples, features, batch = shape
+            x, y, coef = rhdata.stream_data(np, samples, features, seed)
+            sha = rhdata.write(np, path, x, y, batch)
+        truth = [float(v) for v in coef] + [0.0]
+        del x, y
+        for w in engines.workers():
+            w.load(path)
+        groups = []
+        if profile.kind == "gram":
+            for dtype in sel.dtypes:
+                slots = []
+                for label, worker in engines.ours.items():
+                    for space in engines.spaces:
+                        key = gram_key(shape, sha, dtype, f"rh:{space}")
+                        slots.append(Slot(rec.case_id(key), key, worker, f"gram {space} {dtype}", label))
+                groups.append((f"{name} {dtype}", [s for s in slots if not sel.cases or re.search(sel.cases, s.case)]))
+        else:
+            for dtype in sel.dtypes:
+                for penalty in sel.penalties:
+                    for lifecycle, operation in sel.workloads:
+                        groups.append((f"{name} {dtype} {penalty} {lifecycle} {operation}",
+                                       stream_slots(profile, shape, sha, engines, sel, dtype, penalty, lifecycle,
+                                                    operation)))
+        for title, slots in groups:
+            if not slots:
+                continue
+            t0 = time.monotonic()
+            measure_group(slots, plan, settings, meter, log, calibrate_only)
+            if calibrate_only:
+                continue
+            for s in slots:
+                file_outcome(records[s.label], s, truth)
+            for s in slots:
+                log(progress_line(s))
+            log(f"  ({title}: {time.monotonic() - t0:.1f} s)")
+        path.unlink()
+
+
+def progress_line(s: Slot) -> str:
+    if s.outcome:
+        return f"{s.label}{s.case}: {s.outcome}"
+    return (f"{s.label}{s.case}: {1e3 * statistics.median(s.samples):.3f} ms (rMAD {100 * rec.rel_mad(s.samples):.1f}%, "
+            f"{len(s.samples)}×{s.reps}), other cores ≤ {max(s.other_cores, default=0):.2f}"
+            + (f", {s.discarded} discarded" if s.discarded else ""))
+
+
+def settings_dict(settings: Settings, profile: Profile) -> dict:
+    return {"samples": settings.samples, "min_sample_seconds": settings.min_sample_seconds,
+            "max_reps": settings.max_reps, "quiet_threshold_cores": settings.quiet_threshold,
+            "quiet_wait_s": settings.quiet_wait, "disturbed_other_cores": settings.disturbed_cores,
+            "disturbed_min_sample_s": settings.disturbed_min_seconds, "retries": settings.retries,
+            "seed": settings.seed, "timer": "steady clock around each operation (workers)",
+            "sample": "mean of `reps` operations", "kind": profile.kind,
+            "not_measured": "steady × fit (steady is defined for partial_fit only)" if profile.kind == "stream"
+            else "", "peer_note": PEER_NOTE}
+
+
+def stderr_log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def workdir_for(out: str | None) -> tempfile.TemporaryDirectory:
+    """Data files live beside the build (large; removed after each shape)."""
+    base = os.environ.get("RH_PERF_DATA_DIR") or None
+    return tempfile.TemporaryDirectory(prefix="rh-perf-", dir=base)
