@@ -4,12 +4,10 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <fmt/format.h>
-#include <memory>
 
+#include "platform.hpp"
 #include "rh/error.hpp"
 
 namespace rh {
@@ -21,7 +19,10 @@ constexpr std::array<std::uint8_t, 8> kMagic = {0x89, 'R', 'H', 'C', 'K', 'P', '
 constexpr std::size_t kVersionOffset = 8;
 constexpr std::size_t kTotalSizeOffset = 16;
 constexpr std::size_t kPreambleSize = 24;  // magic, version, flags, total size: enough to locate everything else
+constexpr std::size_t kFeaturesOffset = 80;
 constexpr std::size_t kFixedSize = 144;
+// q² must not overflow: 2^30 coefficients would already make an 8-EiB checkpoint.
+constexpr std::uint64_t kMaxCoefficients = std::uint64_t{1} << 30;
 constexpr std::size_t kChecksumSize = 4;
 // Format codes (0 is never valid, like the C ABI's enums).
 constexpr std::uint32_t kPenaltyNone = 1, kPenaltyL1 = 2;
@@ -138,6 +139,33 @@ void check_consistent(const Checkpoint& cp) {
 
 std::size_t size_for(std::uint64_t q) { return kFixedSize + 8 * q + 8 * q * q + kChecksumSize; }
 
+// The magic and the format version: what must hold before any other field can be interpreted.
+void check_preamble(const std::uint8_t* data, std::size_t size) {
+  if (size < kMagic.size()) corrupt(fmt::format("truncated: {} bytes", size));
+  if (std::memcmp(data, kMagic.data(), kMagic.size()) != 0) corrupt("not a renewable-huber checkpoint (bad magic)");
+  if (size < kPreambleSize) corrupt(fmt::format("truncated: {} bytes", size));
+  const std::uint32_t version = Reader(data, kVersionOffset).u32();
+  if (version != checkpoint_format_version)
+    throw Error(Errc::version_mismatch, fmt::format("checkpoint: format version {}, but this library reads only "
+                                                    "version {}",
+                                                    version, checkpoint_format_version));
+}
+
+// The size the header's fixed part declares, after checking it against the largest checkpoint of the declared p
+// (p features and an intercept): a file reader never reads more than that, whatever the header claims.
+std::uint64_t declared_size(const std::uint8_t* fixed) {
+  const std::uint64_t total = Reader(fixed, kTotalSizeOffset).u64();
+  const std::int64_t p = Reader(fixed, kFeaturesOffset).i64();
+  if (p < 0) corrupt(fmt::format("n_features is negative ({})", p));
+  if (static_cast<std::uint64_t>(p) >= kMaxCoefficients)
+    corrupt(fmt::format("n_features {} is too large for a checkpoint", p));
+  const std::uint64_t largest = size_for(p == 0 ? 0 : static_cast<std::uint64_t>(p) + 1);
+  if (total > largest)
+    corrupt(fmt::format("declares {} bytes, more than the {} bytes a checkpoint with {} features can have", total,
+                        largest, p));
+  return total;
+}
+
 }  // namespace
 
 std::vector<std::uint8_t> encode_checkpoint(const Checkpoint& cp) {
@@ -176,14 +204,7 @@ std::vector<std::uint8_t> encode_checkpoint(const Checkpoint& cp) {
 
 Checkpoint decode_checkpoint(const std::uint8_t* data, std::size_t size) {
   if (!data && size > 0) throw Error(Errc::invalid_argument, "checkpoint: the data is a null pointer");
-  if (size < kMagic.size()) corrupt(fmt::format("truncated: {} bytes", size));
-  if (std::memcmp(data, kMagic.data(), kMagic.size()) != 0) corrupt("not a renewable-huber checkpoint (bad magic)");
-  if (size < kPreambleSize) corrupt(fmt::format("truncated: {} bytes", size));
-  const std::uint32_t version = Reader(data, kVersionOffset).u32();
-  if (version != checkpoint_format_version)
-    throw Error(Errc::version_mismatch, fmt::format("checkpoint: format version {}, but this library reads only "
-                                                    "version {}",
-                                                    version, checkpoint_format_version));
+  check_preamble(data, size);
   const std::uint64_t total = Reader(data, kTotalSizeOffset).u64();
   if (total < size_for(0)) corrupt(fmt::format("declares {} bytes, less than the smallest checkpoint", total));
   if (size < total) corrupt(fmt::format("truncated: {} bytes of the declared {}", size, total));
@@ -219,8 +240,7 @@ Checkpoint decode_checkpoint(const std::uint8_t* data, std::size_t size) {
   if (const std::uint32_t reserved = r.u32(); reserved != 0) corrupt("a reserved field is not 0");
   const std::uint64_t q = r.u64();
   const std::uint64_t info = r.u64();
-  // total == size bounds q by the real buffer length, so these products cannot overflow.
-  if (q > total / 8) corrupt(fmt::format("{} coefficients cannot fit in {} bytes", q, total));
+  if (q > total / 8 || q >= kMaxCoefficients) corrupt(fmt::format("{} coefficients cannot fit in {} bytes", q, total));
   if (info != q * q) corrupt(fmt::format("{} information values for {} coefficients", info, q));
   if (total != size_for(q)) corrupt(fmt::format("{} bytes for {} coefficients (expected {})", total, q, size_for(q)));
   st.coefficients.resize(q);
@@ -235,55 +255,28 @@ std::vector<std::uint8_t> save_checkpoint(const Regressor& model) {
   return encode_checkpoint(Checkpoint{model.config(), model.dtype(), model.state()});
 }
 
-namespace {
-
-[[noreturn]] void file_error(const char* action, const std::string& path, int err) {
-  throw Error(Errc::invalid_argument, fmt::format("checkpoint: cannot {} {}: {}", action, path, std::strerror(err)));
-}
-
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-using File = std::unique_ptr<std::FILE, FileCloser>;
-
-}  // namespace
-
 void save_checkpoint_file(const Regressor& model, const std::string& path) {
   const std::vector<std::uint8_t> bytes = save_checkpoint(model);
-  const std::string partial = path + ".partial";
-  File f(std::fopen(partial.c_str(), "wb"));
-  if (!f) file_error("create", partial, errno);
-  bool written = std::fwrite(bytes.data(), 1, bytes.size(), f.get()) == bytes.size();
-  written = std::fclose(f.release()) == 0 && written;  // fclose flushes: its failure is a write failure too
-  if (!written) {
-    const int err = errno;
-    std::remove(partial.c_str());
-    file_error("write", partial, err);
-  }
-  if (std::rename(partial.c_str(), path.c_str()) != 0) {
-    const int rename_err = errno;
-    std::remove(partial.c_str());
-    file_error("rename the finished checkpoint to", path, rename_err);
-  }
+  platform::replace_file(path, bytes.data(), bytes.size());
 }
 
 Checkpoint read_checkpoint_file(const std::string& path) {
-  File f(std::fopen(path.c_str(), "rb"));
-  if (!f) file_error("open", path, errno);
-  std::vector<std::uint8_t> bytes;
-  std::array<std::uint8_t, 65536> chunk;
-  // Read the preamble, then at most one byte past the declared end: enough to detect trailing data, and a huge
-  // or endless file is never slurped.
-  std::uint64_t limit = kPreambleSize;
-  while (bytes.size() <= limit) {
-    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), limit + 1 - bytes.size()));
-    const std::size_t got = std::fread(chunk.data(), 1, want, f.get());
-    if (std::ferror(f.get())) file_error("read", path, errno);
-    const bool had_preamble = bytes.size() >= kPreambleSize;
-    bytes.insert(bytes.end(), chunk.data(), chunk.data() + got);
-    if (!had_preamble && bytes.size() >= kPreambleSize)
-      limit = std::max<std::uint64_t>(limit, Reader(bytes.data(), kTotalSizeOffset).u64());
-    if (got < want) break;  // end of file
+  platform::InputFile file(path);
+  // The fixed part first; then no more than its declared size (bounded by its p) and one byte to detect
+  // trailing data. A lying header, a huge or a growing file is never read whole.
+  std::vector<std::uint8_t> bytes(kFixedSize);
+  bytes.resize(file.read(bytes.data(), bytes.size()));
+  if (bytes.size() == kFixedSize) {
+    check_preamble(bytes.data(), bytes.size());
+    const std::uint64_t total = declared_size(bytes.data());
+    // In chunks: memory grows with what the file really holds, not with what its header claims.
+    std::array<std::uint8_t, 65536> chunk;
+    while (bytes.size() <= total) {
+      const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), total + 1 - bytes.size()));
+      const std::size_t got = file.read(chunk.data(), want);
+      bytes.insert(bytes.end(), chunk.data(), chunk.data() + got);
+      if (got < want) break;  // end of file
+    }
   }
   return decode_checkpoint(bytes.data(), bytes.size());
 }

@@ -1,4 +1,5 @@
 // Names, configuration and state validation: the host-side rules that need no execution space.
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -86,6 +87,12 @@ void validate_state(const State& st) {
     if (!std::isfinite(v)) bad("coefficients must be finite");
   for (double v : st.information)
     if (!std::isfinite(v)) bad("the information matrix must be finite");
+  // The next batch after an empty state starts from zero (docs/method.md §9): any other content would be ignored.
+  const auto nonzero = [](double v) { return v != 0; };
+  if (st.n_samples_seen == 0 &&
+      (st.previous_lambda != 0 || std::any_of(st.coefficients.begin(), st.coefficients.end(), nonzero) ||
+       std::any_of(st.information.begin(), st.information.end(), nonzero)))
+    bad("an empty state (n_samples_seen = 0) must have zero coefficients, information and previous_lambda");
 }
 
 }  // namespace rh
