@@ -108,13 +108,14 @@ void replace_file(const std::string& path, const std::uint8_t* data, std::size_t
   for (int attempt = 0; file.get() < 0; ++attempt) {
     temporary = fmt::format("{}.tmp-{:016x}", path, random_suffix());
     file.reset(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666));
-    if (file.get() < 0 && (errno != EEXIST || attempt == 99)) fail("create", temporary, errno);
+    if (file.get() < 0 && (errno != EEXIST || attempt == 99)) fail("create a temporary file beside", path, errno);
   }
   try {
-    write_all(file.get(), data, size, temporary);
-    if (exists && ::fchmod(file.get(), target.st_mode & 0777) != 0) fail("set the permissions of", temporary, errno);
-    if (::fsync(file.get()) != 0) fail("flush", temporary, errno);
-    if (file.close() != 0) fail("close", temporary, errno);
+    // Failures name the target: the temporary file's random name would tell the caller nothing.
+    write_all(file.get(), data, size, path);
+    if (exists && ::fchmod(file.get(), target.st_mode & 0777) != 0) fail("set the permissions for", path, errno);
+    if (::fsync(file.get()) != 0) fail("flush", path, errno);
+    if (file.close() != 0) fail("close", path, errno);
     if (::rename(temporary.c_str(), path.c_str()) != 0) fail("rename the finished checkpoint to", path, errno);
   } catch (...) {
     ::unlink(temporary.c_str());
