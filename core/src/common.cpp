@@ -95,4 +95,16 @@ void validate_state(const State& st) {
     bad("an empty state (n_samples_seen = 0) must have zero coefficients, information and previous_lambda");
 }
 
+void validate_state(const State& st, Dtype dtype) {
+  validate_state(st);
+  if (dtype != Dtype::f32) return;
+  // A float32 model holds floats: another value would be rounded, or become infinite beyond float's range.
+  const auto not_float = [](double v) { return static_cast<double>(static_cast<float>(v)) != v; };
+  auto bad = [](const std::string& m) { throw Error(Errc::invalid_state, "invalid state: " + m); };
+  if (std::any_of(st.coefficients.begin(), st.coefficients.end(), not_float))
+    bad("a float32 state holds a coefficient that is not a float");
+  if (std::any_of(st.information.begin(), st.information.end(), not_float))
+    bad("a float32 state holds an information value that is not a float");
+}
+
 }  // namespace rh

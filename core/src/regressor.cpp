@@ -161,7 +161,7 @@ State Regressor::state() const {
 
 void Regressor::set_state(const State& st) {
   detail::EngineBase& e = engine("set_state");
-  validate_state(st);
+  validate_state(st, dtype_);
   if (st.n_features > 0 && st.fit_intercept != config_.fit_intercept)
     throw Error(Errc::invalid_state, fmt::format("set_state: the state has fit_intercept={} but the configuration "
                                                  "has fit_intercept={}",

@@ -101,6 +101,34 @@ TEST_CASE("an empty state with features is accepted and the next batch starts fr
   CHECK(same_bits(imported.state().information, fresh.state().information));
 }
 
+TEST_CASE("a float32 model refuses a state it could not hold exactly") {
+  const Data d;
+  const std::vector<float> x(d.x.begin(), d.x.end()), y(d.y.begin(), d.y.end());
+  rh::Regressor m(space_under_test(), rh::Dtype::f32);
+  m.partial_fit(rh::host_batch(x.data(), y.data(), Data::rows, Data::cols));
+  const rh::State before = m.state();
+  // 1e300 would become +Inf inside the model (and its checkpoint could no longer be saved); 0.1 would be rounded.
+  for (double value : {1e300, 0.1}) {
+    CAPTURE(value);
+    rh::State st = before;
+    st.coefficients[0] = value;
+    const auto coefficient = failure_of([&] { m.set_state(st); });
+    CHECK(coefficient.first == rh::Errc::invalid_state);
+    CHECK(coefficient.second == "invalid state: a float32 state holds a coefficient that is not a float");
+    st = before;
+    st.information[4] = value;
+    const auto information = failure_of([&] { m.set_state(st); });
+    CHECK(information.first == rh::Errc::invalid_state);
+    CHECK(information.second == "invalid state: a float32 state holds an information value that is not a float");
+    CHECK(same_bits(m.state().coefficients, before.coefficients));
+    CHECK(same_bits(m.state().information, before.information));
+  }
+  rh::State floats = before;
+  floats.coefficients[0] = 0.5;
+  m.set_state(floats);  // float values are held exactly
+  CHECK(m.state().coefficients[0] == 0.5);
+}
+
 TEST_CASE("predict<S>(x, rows, cols) validates the shape before it allocates the output") {
   const Data d;
   rh::Regressor m(space_under_test(), rh::Dtype::f64);

@@ -131,5 +131,7 @@ class Regressor {
 
 // Checks a state's internal consistency (shapes, finiteness, counters); throws Errc::invalid_state.
 void validate_state(const State& state);
+// The same, and for a float32 model that every value is a float (so that it is held exactly).
+void validate_state(const State& state, Dtype dtype);
 
 }  // namespace rh
