@@ -19,17 +19,15 @@
 #include <thread>
 #include <unistd.h>
 
+#include "cpp_test_support.hpp"
 #include "doctest/doctest.h"
 #include "rh/checkpoint.hpp"
 #include "rh/regressor.hpp"
 
-namespace {
+using cpp_test::failure_of;
+using cpp_test::space_under_test;
 
-rh::Space space_under_test() {
-  const char* s = std::getenv("RH_TEST_SPACE");
-  const std::string name = s ? s : "serial";
-  return name == "openmp" ? rh::Space::openmp : name == "cuda" ? rh::Space::cuda : rh::Space::serial;
-}
+namespace {
 
 struct Batch {
   std::vector<double> x, y;
@@ -58,9 +56,7 @@ void feed(rh::Regressor& m, const Batch& b) {
 }
 
 bool same(const rh::State& a, const rh::State& b) {
-  auto bits = [](const std::vector<double>& u, const std::vector<double>& v) {
-    return u.size() == v.size() && std::memcmp(u.data(), v.data(), u.size() * sizeof(double)) == 0;
-  };
+  const auto bits = cpp_test::same_bits;
   return a.n_features == b.n_features && a.fit_intercept == b.fit_intercept && bits(a.coefficients, b.coefficients) &&
          bits(a.information, b.information) && a.n_samples_seen == b.n_samples_seen &&
          a.batch_count == b.batch_count && std::memcmp(&a.previous_lambda, &b.previous_lambda, 8) == 0 &&
@@ -73,15 +69,7 @@ bool same(const rh::Config& a, const rh::Config& b) {
          a.tol == b.tol && a.ridge == b.ridge;
 }
 
-rh::Errc error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const rh::Error& e) {
-    return e.code();
-  }
-  FAIL("no rh::Error was thrown");
-  return rh::Errc::internal_error;
-}
+rh::Errc error_of(const std::function<void()>& f) { return failure_of(f).first; }
 
 }  // namespace
 
@@ -229,16 +217,6 @@ void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes)
 
 const std::vector<std::uint8_t> kPrecious = {'p', 'r', 'e', 'c', 'i', 'o', 'u', 's'};
 
-// The code and message of the rh::Error that f throws.
-std::pair<rh::Errc, std::string> failure_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const rh::Error& e) {
-    return {e.code(), e.what()};
-  }
-  FAIL("no rh::Error was thrown");
-  return {rh::Errc::internal_error, ""};
-}
 
 rh::Regressor fitted_model() {
   rh::Regressor m(space_under_test(), rh::Dtype::f64);

@@ -8,16 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "cpp_test_support.hpp"
 #include "doctest/doctest.h"
 #include "rh/regressor.hpp"
 
-namespace {
+using cpp_test::failure_of;
+using cpp_test::same_bits;
+using cpp_test::space_under_test;
 
-rh::Space space_under_test() {
-  const char* s = std::getenv("RH_TEST_SPACE");
-  const std::string name = s ? s : "serial";
-  return name == "openmp" ? rh::Space::openmp : name == "cuda" ? rh::Space::cuda : rh::Space::serial;
-}
+namespace {
 
 // 30 rows of y = 1 + x0 - 2 x1 with a little deterministic noise.
 struct Data {
@@ -33,23 +32,6 @@ struct Data {
   }
   rh::Batch batch() const { return rh::host_batch(x.data(), y.data(), rows, cols); }
 };
-
-// The code and message of the exception f throws; the test fails when it is not an rh::Error.
-std::pair<rh::Errc, std::string> failure_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const rh::Error& e) {
-    return {e.code(), e.what()};
-  } catch (const std::exception& e) {
-    FAIL("not an rh::Error: " << e.what());
-  }
-  FAIL("nothing was thrown");
-  return {rh::Errc::internal_error, ""};
-}
-
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
-}
 
 // The state a valid export of a model that has seen nothing but knows p = 2 (with intercept) would have.
 rh::State empty_state_with_features() {
