@@ -78,10 +78,10 @@ void validate_state(const State& st) {
       bad("a state without features must be empty");
     return;
   }
-  const std::int64_t q = st.n_features + (st.fit_intercept ? 1 : 0);
-  if (static_cast<std::int64_t>(st.coefficients.size()) != q)
-    bad(fmt::format("expected {} coefficients, got {}", q, st.coefficients.size()));
-  if (static_cast<std::int64_t>(st.information.size()) != q * q)
+  // Unsigned and without q*q: n_features may be anything up to 2^63-1 here (found by tests/fuzz/state_import).
+  const std::uint64_t q = static_cast<std::uint64_t>(st.n_features) + (st.fit_intercept ? 1 : 0);
+  if (st.coefficients.size() != q) bad(fmt::format("expected {} coefficients, got {}", q, st.coefficients.size()));
+  if (st.information.size() / q != q || st.information.size() % q != 0)
     bad(fmt::format("expected a {}x{} information matrix, got {} values", q, q, st.information.size()));
   for (double v : st.coefficients)
     if (!std::isfinite(v)) bad("coefficients must be finite");

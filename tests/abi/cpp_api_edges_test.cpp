@@ -124,9 +124,11 @@ TEST_CASE("predict<S>(x, rows, cols) validates the shape before it allocates the
   const auto wrong_cols = failure_of([&] { m.predict<double>(d.x.data(), 3, -2); });
   CHECK(wrong_cols.first == rh::Errc::invalid_argument);
   // A valid shape whose output cannot be allocated (2^59 doubles): a clean allocation failure, before X is read.
-  const auto huge = failure_of([&] { m.predict<double>(d.x.data(), std::int64_t{1} << 59, 2); });
-  CHECK(huge.first == rh::Errc::allocation_failed);
-  CHECK(huge.second == "predict: no memory for 576460752303423488 predictions");
+  if (cpp_test::operator_new_can_fail) {
+    const auto huge = failure_of([&] { m.predict<double>(d.x.data(), std::int64_t{1} << 59, 2); });
+    CHECK(huge.first == rh::Errc::allocation_failed);
+    CHECK(huge.second == "predict: no memory for 576460752303423488 predictions");
+  }
   CHECK(m.predict<double>(d.x.data(), 4, 2).size() == 4);
 }
 

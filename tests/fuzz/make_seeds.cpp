@@ -1,5 +1,5 @@
 // Writes the hand-made seeds of the fuzz corpora: valid checkpoints of several kinds and the ways one breaks, for the
-// two checkpoint targets. Usage: fuzz_make_seeds tests/fuzz/corpus
+// two checkpoint targets; a few blobs for the other two. Usage: fuzz_make_seeds tests/fuzz/corpus
 #include <array>
 #include <cstdint>
 #include <cstdio>
@@ -98,6 +98,28 @@ int main(int argc, char** argv) {
     for (const auto& seed : seeds) {
       std::ofstream out(dir / seed.first, std::ios::binary | std::ios::trunc);
       out.write(reinterpret_cast<const char*>(seed.second.data()), static_cast<std::streamsize>(seed.second.size()));
+    }
+  }
+  // The FuzzedDataProvider targets read choices, not a format: a few plain and pseudo-random blobs start them off.
+  std::uint64_t state = 0x9E3779B97F4A7C15ull;
+  auto next = [&state] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return static_cast<std::uint8_t>(state);
+  };
+  for (const char* target : {"state_import", "abi_arguments"}) {
+    const std::filesystem::path dir = std::filesystem::path(argv[1]) / target;
+    std::filesystem::create_directories(dir);
+    std::vector<std::pair<std::string, Bytes>> blobs = {{"zeros-256", Bytes(256, 0)}, {"ones-256", Bytes(256, 0xFF)}};
+    for (std::size_t n : {32, 128, 512, 2048}) {
+      Bytes b(n);
+      for (auto& v : b) v = next();
+      blobs.push_back({"random-" + std::to_string(n), b});
+    }
+    for (const auto& blob : blobs) {
+      std::ofstream out(dir / blob.first, std::ios::binary | std::ios::trunc);
+      out.write(reinterpret_cast<const char*>(blob.second.data()), static_cast<std::streamsize>(blob.second.size()));
     }
   }
   return 0;
