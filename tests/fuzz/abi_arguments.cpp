@@ -162,19 +162,21 @@ void fill_data(Buffers& buf) {
   }
 }
 
-// Checks the status and the messages of one call, and that a failure changed nothing.
-void check_call(const char* function, rh_status status, rh_model* m, const Snapshot& before) {
+// Checks the status and the messages of one call, and that a failure changed nothing; after a success on `m`,
+// `current` becomes the model's new snapshot (one snapshot per call).
+void check_call(const char* function, rh_status status, rh_model* m, Snapshot& current) {
   if (status < RH_SUCCESS || status > RH_INTERNAL_ERROR) violated(std::string(function) + ": unknown status");
   if (status == RH_INTERNAL_ERROR) violated(std::string(function) + ": internal error: " + rh_last_error());
   const std::string message = rh_last_error();
   if (status == RH_SUCCESS) {
     if (!message.empty()) violated(std::string(function) + ": a success leaves a message");
+    if (m) current = snapshot(m);
     return;
   }
   if (message.rfind(std::string(function) + ": ", 0) != 0) violated(std::string(function) + ": message " + message);
   if (m) {
     if (rh_model_last_error(m) != message) violated(std::string(function) + ": the model's message differs");
-    if (!(snapshot(m) == before)) violated(std::string(function) + " failed but changed the model");
+    if (!(snapshot(m) == current)) violated(std::string(function) + " failed but changed the model");
   }
 }
 
@@ -207,7 +209,8 @@ rh_model* create(FuzzedDataProvider& in) {
   const std::uint32_t version = in.ConsumeIntegralInRange(0, 15) == 0 ? in.ConsumeIntegral<std::uint32_t>()
                                                                        : RH_ABI_VERSION;
   const rh_status s = rh_model_create(version, c ? &p.s : nullptr, in.ConsumeIntegralInRange(0, 31) ? &m : nullptr);
-  check_call("rh_model_create", s, nullptr, Snapshot());
+  Snapshot none;
+  check_call("rh_model_create", s, nullptr, none);
   if (s != RH_SUCCESS) {
     if (m != sentinel) violated("a failed create wrote its output");
     return nullptr;
@@ -215,8 +218,7 @@ rh_model* create(FuzzedDataProvider& in) {
   return m;
 }
 
-void one_call(FuzzedDataProvider& in, rh_model* m, Buffers& buf) {
-  const Snapshot before = snapshot(m);
+void one_call(FuzzedDataProvider& in, rh_model* m, Buffers& buf, Snapshot& before) {
   Padded<rh_batch> pb;
   Padded<rh_diagnostics> pd;
   Padded<rh_state> ps;
@@ -379,7 +381,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fill_data(buf);
   rh_model* m = create(in);
   if (!m) return 0;
-  for (int calls = 0; calls < 8 && in.remaining_bytes() > 0; ++calls) one_call(in, m, buf);
+  Snapshot current = snapshot(m);
+  for (int calls = 0; calls < 8 && in.remaining_bytes() > 0; ++calls) one_call(in, m, buf, current);
   if (rh_model_destroy(m) != RH_SUCCESS) violated("destroy");
   return 0;
 }
