@@ -67,6 +67,12 @@ void validate_state(const State& st) {
   auto bad = [](const std::string& m) { throw Error(Errc::invalid_state, "invalid state: " + m); };
   if (st.n_features < 0) bad(fmt::format("n_features is negative ({})", st.n_features));
   if (st.n_samples_seen < 0 || st.batch_count < 0) bad("counters must be non-negative");
+  // Room for the counts of any batches that fit in memory: the next update adds to them (found by
+  // tests/fuzz/state_import: n_samples_seen = 2^63-1 made the next batch overflow).
+  constexpr std::int64_t max_count = std::int64_t{1} << 62;
+  if (st.n_samples_seen >= max_count || st.batch_count >= max_count)
+    bad(fmt::format("counters must be below 2^62 (n_samples_seen {}, batch_count {})", st.n_samples_seen,
+                    st.batch_count));
   if (!(std::isfinite(st.previous_lambda) && st.previous_lambda >= 0))
     bad("previous_lambda must be finite and >= 0");
   if (!(std::isfinite(st.weight_sum) && st.weight_sum >= 0)) bad("weight_sum must be finite and >= 0");

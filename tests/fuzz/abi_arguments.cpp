@@ -196,7 +196,8 @@ rh_model* create(FuzzedDataProvider& in) {
       case 4: p.s.ridge = pick_value(in); break;
       case 5: p.s.penalty = pick_enum(in, RH_PENALTY_L1); break;
       case 6: p.s.fit_intercept = pick_enum(in, 0); break;
-      case 7: p.s.max_iter = static_cast<std::int32_t>(pick_enum(in, 5)); break;
+      // Bounded: a valid max_iter of 2^31 with a tolerance never met is a legitimate call that runs for hours.
+      case 7: p.s.max_iter = in.ConsumeIntegralInRange<std::int32_t>(-2, 300); break;
       case 8: p.s.dtype = pick_enum(in, RH_DTYPE_F32); break;
       case 9: p.s.space = pick_enum(in, RH_SPACE_OPENMP); break;
       case 10: p.s.device_id = pick_enum(in, 0); break;
