@@ -36,7 +36,7 @@ rh_status update(rh_model* handle, const rh_batch* batch, rh_diagnostics* diagno
   return with_model(handle, function, [&](Model& m) {
     const rh::Batch b = batch_from(batch);
     if (diagnostics) check_header(diagnostics, "diagnostics", Access::write);
-    const rh::Diagnostics& d = from_empty ? m.regressor.fit(b) : m.regressor.partial_fit(b);
+    const rh::Diagnostics& d = from_empty ? m.regressor->fit(b) : m.regressor->partial_fit(b);
     if (diagnostics) write_diagnostics(d, diagnostics);
   });
 }
@@ -93,7 +93,7 @@ rh_status rh_model_create(uint32_t abi_version, const rh_config* config, rh_mode
     // Registered on the runtime thread too, so that a failed registration also tears the model down there.
     on_runtime_thread([&] {
       rh::initialize_runtime(rh::RuntimeOptions{s.host_threads, s.device_id});
-      auto created = std::make_unique<Model>(rh::Regressor(s.space, s.dtype, s.config, s.device_id), s.host_threads);
+      auto created = std::make_shared<Model>(rh::Regressor(s.space, s.dtype, s.config, s.device_id), s.host_threads);
       *model = registry().add(std::move(created));
     });
   });
@@ -102,25 +102,22 @@ rh_status rh_model_create(uint32_t abi_version, const rh_config* config, rh_mode
 rh_status rh_model_destroy(rh_model* model) noexcept {
   return run("rh_model_destroy", [&] {
     if (!model) return;  // like free(NULL)
-    std::unique_ptr<Model> dying = registry().take(model);
-    on_runtime_thread([&] { dying.reset(); });
+    const std::shared_ptr<Model> dying = registry().take(model);  // from now on no call can find it
+    std::lock_guard<std::mutex> lock(dying->call);                  // waits for the call in flight, if any
+    on_runtime_thread([&] { dying->regressor.reset(); });
   });
 }
 
-const char* rh_model_last_error(const rh_model* model) noexcept {
-  if (!model) return "rh_model_last_error: the model handle is NULL";
-  const Model* m = registry().find(model);
-  return m ? m->last_error : "rh_model_last_error: not a live model handle (destroyed, or never created)";
-}
+const char* rh_model_last_error(const rh_model* model) noexcept { return model_last_error(model); }
 
 rh_status rh_model_get_config(const rh_model* model, rh_config* config) noexcept {
   return with_model(model, "rh_model_get_config", [&](Model& m) {
     check_header(config, "config", Access::write);
     ModelSettings s;
-    s.config = m.regressor.config();
-    s.space = m.regressor.space();
-    s.dtype = m.regressor.dtype();
-    s.device_id = m.regressor.device_id();
+    s.config = m.regressor->config();
+    s.space = m.regressor->space();
+    s.dtype = m.regressor->dtype();
+    s.device_id = m.regressor->device_id();
     s.host_threads = m.host_threads;
     write_config(s, config);
   });
@@ -141,7 +138,7 @@ rh_status rh_model_predict(rh_model* model, const rh_batch* batch, void* out, in
     if (out_length < 0) bad_argument(fmt::format("out_length must be >= 0 (got {})", out_length));
     if (b.x.rows > 0 && out_length < b.x.rows)
       bad_argument(fmt::format("out holds {} values, but X has {} rows", out_length, b.x.rows));
-    m.regressor.predict(b.x, out, b.dtype, b.memory);
+    m.regressor->predict(b.x, out, b.dtype, b.memory);
   });
 }
 
@@ -149,31 +146,31 @@ rh_status rh_model_score(rh_model* model, const rh_batch* batch, double* r2) noe
   return with_model(model, "rh_model_score", [&](Model& m) {
     const rh::Batch b = batch_from(batch);
     require(r2, "r2");
-    *r2 = m.regressor.score(b);
+    *r2 = m.regressor->score(b);
   });
 }
 
 rh_status rh_model_diagnostics(const rh_model* model, rh_diagnostics* diagnostics) noexcept {
   return with_model(model, "rh_model_diagnostics", [&](Model& m) {
     check_header(diagnostics, "diagnostics", Access::write);
-    write_diagnostics(m.regressor.diagnostics(), diagnostics);
+    write_diagnostics(m.regressor->diagnostics(), diagnostics);
   });
 }
 
 rh_status rh_model_reset(rh_model* model) noexcept {
-  return with_model(model, "rh_model_reset", [&](Model& m) { m.regressor.reset(); });
+  return with_model(model, "rh_model_reset", [&](Model& m) { m.regressor->reset(); });
 }
 
 rh_status rh_model_get_state(const rh_model* model, rh_state* state) noexcept {
   return with_model(model, "rh_model_get_state", [&](Model& m) {
     check_header(state, "state", Access::read);  // read: it carries the caller's buffers and capacities
-    write_state(m.regressor.state(), state);
+    write_state(m.regressor->state(), state);
   });
 }
 
 rh_status rh_model_set_state(rh_model* model, const rh_state* state) noexcept {
   return with_model(model, "rh_model_set_state", [&](Model& m) {
-    m.regressor.set_state(state_from(state));
+    m.regressor->set_state(state_from(state));
   });
 }
 
@@ -181,7 +178,7 @@ rh_status rh_model_save_checkpoint(const rh_model* model, void* buffer, int64_t 
   return with_model(model, "rh_model_save_checkpoint", [&](Model& m) {
     require(size, "size");
     if (capacity < 0) bad_argument(fmt::format("capacity must be >= 0 (got {})", capacity));
-    const std::vector<std::uint8_t> bytes = rh::save_checkpoint(m.regressor);
+    const std::vector<std::uint8_t> bytes = rh::save_checkpoint(*m.regressor);
     const auto needed = static_cast<int64_t>(bytes.size());
     if (buffer) {
       if (capacity < needed)
@@ -195,7 +192,7 @@ rh_status rh_model_save_checkpoint(const rh_model* model, void* buffer, int64_t 
 rh_status rh_model_save_checkpoint_file(const rh_model* model, const char* path) noexcept {
   return with_model(model, "rh_model_save_checkpoint_file", [&](Model& m) {
     require(path, "path");
-    rh::save_checkpoint_file(m.regressor, path);
+    rh::save_checkpoint_file(*m.regressor, path);
   });
 }
 
@@ -205,14 +202,14 @@ rh_status rh_model_load_checkpoint(rh_model* model, const void* data, int64_t si
     if (size > 0) require(data, "data");
     if (static_cast<std::uint64_t>(size) > std::numeric_limits<std::size_t>::max())
       bad_argument(fmt::format("size {} does not fit in this platform's address space", size));
-    rh::load_checkpoint(m.regressor, static_cast<const std::uint8_t*>(data), static_cast<std::size_t>(size));
+    rh::load_checkpoint(*m.regressor, static_cast<const std::uint8_t*>(data), static_cast<std::size_t>(size));
   });
 }
 
 rh_status rh_model_load_checkpoint_file(rh_model* model, const char* path) noexcept {
   return with_model(model, "rh_model_load_checkpoint_file", [&](Model& m) {
     require(path, "path");
-    rh::load_checkpoint_file(m.regressor, path);
+    rh::load_checkpoint_file(*m.regressor, path);
   });
 }
 

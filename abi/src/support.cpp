@@ -1,12 +1,13 @@
 #include "support.hpp"
 
+#include "platform.hpp"
+
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <fmt/format.h>
 #include <thread>
-#include <unistd.h>
 #include <utility>
 
 namespace rh::abi {
@@ -25,6 +26,7 @@ static_assert(RH_INTERNAL_ERROR == static_cast<int>(Errc::internal_error));
 namespace {
 // Fixed buffers: recording an error never allocates, so it cannot fail while reporting a failure.
 thread_local char thread_error[kMessageCapacity] = "";
+thread_local char thread_model_error[kMessageCapacity] = "";  // what rh_model_last_error last returned here
 
 std::uintptr_t token_of(const rh_model* handle) { return reinterpret_cast<std::uintptr_t>(handle); }
 
@@ -34,7 +36,7 @@ class RuntimeThread {
 
   void run(const std::function<void()>& task) {
     // A forked child has no copy of this thread (nor of the OpenMP pool): refuse rather than wait forever.
-    if (getpid() != owner_pid_)
+    if (platform::process_id() != owner_pid_)
       throw Error(Errc::invalid_state, "the library cannot be used in a child process created by fork()");
     std::lock_guard<std::mutex> one_caller_at_a_time(submit_);
     std::unique_lock<std::mutex> lock(mutex_);
@@ -70,7 +72,7 @@ class RuntimeThread {
   const std::function<void()>* task_ = nullptr;
   std::exception_ptr error_;
   bool done_ = false;
-  const pid_t owner_pid_ = getpid();
+  const std::uint64_t owner_pid_ = platform::process_id();
   std::thread worker_;  // last: starts once everything it uses exists
 };
 
@@ -87,47 +89,56 @@ Registry& registry() {
   return *instance;
 }
 
-rh_model* Registry::add(std::unique_ptr<Model> model) {
+rh_model* Registry::add(std::shared_ptr<Model> model) {
   std::lock_guard<std::mutex> lock(mutex_);
   const std::uintptr_t token = next_token_++;
   live_.emplace(token, std::move(model));
   return reinterpret_cast<rh_model*>(token);
 }
 
-Model* Registry::find(const rh_model* handle) const noexcept {
+std::shared_ptr<Model> Registry::find(const rh_model* handle) const noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   const auto it = live_.find(token_of(handle));
-  return it == live_.end() ? nullptr : it->second.get();
+  return it == live_.end() ? nullptr : it->second;
 }
 
-namespace {
-[[noreturn]] void not_live(const rh_model* handle) {
+void not_live(const rh_model* handle) {
   if (!handle) throw Error(Errc::invalid_argument, "the model handle is NULL");
   throw Error(Errc::invalid_argument,
               fmt::format("{} is not a live model handle (destroyed, or never created)", static_cast<const void*>(handle)));
 }
-}  // namespace
 
-Model& Registry::get(const rh_model* handle) const {
-  Model* model = find(handle);
+std::shared_ptr<Model> Registry::get(const rh_model* handle) const {
+  std::shared_ptr<Model> model = find(handle);
   if (!model) not_live(handle);
-  return *model;
+  return model;
 }
 
-std::unique_ptr<Model> Registry::take(const rh_model* handle) {
+std::shared_ptr<Model> Registry::take(const rh_model* handle) {
   std::unique_lock<std::mutex> lock(mutex_);
   const auto it = live_.find(token_of(handle));
   if (it == live_.end()) {
     lock.unlock();
     not_live(handle);
   }
-  std::unique_ptr<Model> model = std::move(it->second);
+  std::shared_ptr<Model> model = std::move(it->second);
   live_.erase(it);
   return model;
 }
 
 void copy_message(char (&to)[kMessageCapacity], const char* from) noexcept {
   std::snprintf(to, kMessageCapacity, "%s", from);
+}
+
+const char* model_last_error(const rh_model* handle) noexcept {
+  if (!handle) return "rh_model_last_error: the model handle is NULL";
+  const std::shared_ptr<Model> model = registry().find(handle);
+  if (model) {
+    std::lock_guard<std::mutex> guard(model->message);
+    copy_message(thread_model_error, model->last_error);
+    return thread_model_error;
+  }
+  return "rh_model_last_error: not a live model handle (destroyed, or never created)";
 }
 
 void clear_thread_error() noexcept { thread_error[0] = '\0'; }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -16,12 +17,17 @@ namespace rh::abi {
 
 constexpr std::size_t kMessageCapacity = 1024;
 
-// One live model behind a handle.
+// One live model behind a handle. Calls on one handle hold its `call` mutex from the lookup to the end, so they run
+// one at a time and a destroy waits until none is in flight; `regressor` is empty once the model was destroyed
+// (a call that was waiting for the mutex then finds it so and reports a dead handle).
 struct Model {
   Model(Regressor r, int threads) : regressor(std::move(r)), host_threads(threads) {}
-  Regressor regressor;
-  int host_threads;  // as requested at creation (applies only if that creation started the runtime)
-  char last_error[kMessageCapacity] = "";
+  std::mutex call;
+  std::optional<Regressor> regressor;  // guarded by `call`
+  int host_threads;                    // as requested at creation (applies only if that creation started the runtime)
+  // Its own mutex, so that reading the message never waits for a call in flight.
+  std::mutex message;
+  char last_error[kMessageCapacity] = "";  // guarded by `message`
 };
 
 // Runs `task` on the library's runtime thread, waits for it, and rethrows here whatever it threw. Every call that
@@ -31,25 +37,30 @@ struct Model {
 void on_runtime_thread(const std::function<void()>& task);
 
 // Live handles. A handle is a token that is never reused, so a destroyed handle stays invalid for good, even when
-// a new model is created afterwards.
+// a new model is created afterwards. Models are shared: a call in flight keeps its model alive while another thread
+// removes the handle.
 class Registry {
  public:
-  rh_model* add(std::unique_ptr<Model> model);
+  rh_model* add(std::shared_ptr<Model> model);
   // The live model of `handle`; throws Errc::invalid_argument for NULL or a handle that is not live.
-  Model& get(const rh_model* handle) const;
-  Model* find(const rh_model* handle) const noexcept;  // nullptr when not live
-  std::unique_ptr<Model> take(const rh_model* handle);  // removes it; throws like get()
+  std::shared_ptr<Model> get(const rh_model* handle) const;
+  std::shared_ptr<Model> find(const rh_model* handle) const noexcept;  // nullptr when not live
+  std::shared_ptr<Model> take(const rh_model* handle);  // removes it; throws like get()
 
  private:
   mutable std::mutex mutex_;
-  std::unordered_map<std::uintptr_t, std::unique_ptr<Model>> live_;
+  std::unordered_map<std::uintptr_t, std::shared_ptr<Model>> live_;
   std::uintptr_t next_token_ = 1;  // 0 would be NULL
 };
+[[noreturn]] void not_live(const rh_model* handle);
 Registry& registry();  // process-wide, never destroyed (models left alive at exit are not torn down)
 
 void clear_thread_error() noexcept;
 rh_status fail(const char* function, rh_status status, const char* message) noexcept;
 void copy_message(char (&to)[kMessageCapacity], const char* from) noexcept;
+// rh_model_last_error: a copy of the model's message in a buffer of the calling thread, or a static text for a NULL
+// or dead handle.
+const char* model_last_error(const rh_model* handle) noexcept;
 
 inline rh_status status_of(Errc code) noexcept { return static_cast<rh_status>(code); }  // 1:1, asserted in support.cpp
 
@@ -73,16 +84,22 @@ rh_status run(const char* function, F&& body) noexcept {
   }
 }
 
-// run() with body(model) on the runtime thread, for the live model of `handle`; the outcome's message is also kept
-// on the model.
+// run() with body(regressor) on the runtime thread, for the live model of `handle`, holding the model's call mutex;
+// the outcome's message is also kept on the model.
 template <class F>
 rh_status with_model(const rh_model* handle, const char* function, F&& body) noexcept {
-  Model* model = nullptr;
+  std::shared_ptr<Model> model;
+  std::unique_lock<std::mutex> lock;
   const rh_status status = run(function, [&] {
-    model = &registry().get(handle);
+    model = registry().get(handle);
+    lock = std::unique_lock<std::mutex>(model->call);
+    if (!model->regressor) not_live(handle);  // destroyed while this call waited
     on_runtime_thread([&] { body(*model); });
   });
-  if (model) copy_message(model->last_error, rh_last_error());
+  if (lock && model->regressor) {
+    std::lock_guard<std::mutex> guard(model->message);
+    copy_message(model->last_error, rh_last_error());
+  }
   return status;
 }
 

@@ -4,12 +4,10 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <fmt/format.h>
-#include <memory>
 
+#include "platform.hpp"
 #include "rh/error.hpp"
 
 namespace rh {
@@ -23,6 +21,10 @@ constexpr std::size_t kTotalSizeOffset = 16;
 constexpr std::size_t kPreambleSize = 24;  // magic, version, flags, total size: enough to locate everything else
 constexpr std::size_t kConfigSize = 56;    // the configuration and the dtype, from offset 24
 constexpr std::size_t kChecksumSize = 4;
+// n_features is the first state field of every format version, right after the configuration.
+constexpr std::size_t kFeaturesOffset = kPreambleSize + kConfigSize;
+// q² must not overflow: 2^30 coefficients would already make an 8-EiB checkpoint.
+constexpr std::uint64_t kMaxCoefficients = std::uint64_t{1} << 30;
 // Format codes (0 is never valid, like the C ABI's enums): a penalty is stored as its enum value + 1.
 constexpr std::uint32_t kDtypeF32 = 1, kDtypeF64 = 2;
 std::uint32_t penalty_code(Penalty p) { return static_cast<std::uint32_t>(p) + 1; }
@@ -123,24 +125,13 @@ void validated_as_data(F&& check) {
 
 void check_consistent(const Checkpoint& cp) {
   validate(cp.config);
-  validate_state(cp.state);
   if (cp.dtype != Dtype::f32 && cp.dtype != Dtype::f64)
     throw Error(Errc::invalid_argument, fmt::format("unknown dtype enum value {}", static_cast<int>(cp.dtype)));
+  validate_state(cp.state, cp.dtype);  // for float32 also: every value is a float
   if (cp.state.n_features > 0 && cp.state.fit_intercept != cp.config.fit_intercept)
     throw Error(Errc::invalid_state, fmt::format("the state has fit_intercept={} but the configuration has "
                                                  "fit_intercept={}",
                                                  cp.state.fit_intercept, cp.config.fit_intercept));
-  // A float32 model holds only float values; anything else could not be restored exactly.
-  if (cp.dtype == Dtype::f32) {
-    const auto require_floats = [](const std::vector<double>& values, const char* name) {
-      for (double v : values)
-        if (static_cast<double>(static_cast<float>(v)) != v)
-          throw Error(Errc::invalid_state, fmt::format("a float32 state holds a {} value that is not a float", name));
-    };
-#define RH_REQUIRE_FLOATS(name, rank, since) require_floats(cp.state.name, #name);
-    RH_STATE_ARRAYS(RH_REQUIRE_FLOATS)
-#undef RH_REQUIRE_FLOATS
-  }
 }
 
 // The state's part of a checkpoint, from the field list RH_STATE_SCALARS / RH_STATE_ARRAYS (rh/types.hpp). Format
@@ -224,7 +215,7 @@ void decode_state(Reader& r, std::uint32_t version, std::uint64_t total, State& 
   for (std::size_t a = 0; a < arrays.size(); ++a) lengths.push_back(r.u64());
   // q is the first array's length; total == size bounds it by the real buffer length, so q² cannot overflow.
   const std::uint64_t q = lengths.at(0);
-  if (q > total / 8) corrupt(fmt::format("{} coefficients cannot fit in {} bytes", q, total));
+  if (q > total / 8 || q >= kMaxCoefficients) corrupt(fmt::format("{} coefficients cannot fit in {} bytes", q, total));
   for (std::size_t a = 1; a < arrays.size(); ++a)
     if (lengths[a] != values_of(arrays[a], q))
       corrupt(fmt::format("{} {} values for {} coefficients", lengths[a], arrays[a].name, q));
@@ -237,6 +228,41 @@ void decode_state(Reader& r, std::uint32_t version, std::uint64_t total, State& 
     for (auto& v : st.name) v = r.f64();
   RH_STATE_ARRAYS(RH_GET_ARRAY)
 #undef RH_GET_ARRAY
+}
+
+// The magic and the format version: what must hold before any other field can be interpreted. Returns the version.
+std::uint32_t check_preamble(const std::uint8_t* data, std::size_t size) {
+  if (size < kMagic.size()) corrupt(fmt::format("truncated: {} bytes", size));
+  if (std::memcmp(data, kMagic.data(), kMagic.size()) != 0) corrupt("not a renewable-huber checkpoint (bad magic)");
+  if (size < kPreambleSize) corrupt(fmt::format("truncated: {} bytes", size));
+  const std::uint32_t version = Reader(data, kVersionOffset).u32();
+  if (version < oldest_checkpoint_format_version || version > checkpoint_format_version)
+    throw Error(Errc::version_mismatch, fmt::format("checkpoint: format version {}, but this library reads versions "
+                                                    "{} to {}",
+                                                    version, oldest_checkpoint_format_version,
+                                                    checkpoint_format_version));
+  return version;
+}
+
+// Bytes before the first array value in format `version`: preamble, configuration, scalars and array lengths.
+std::size_t fixed_size(std::uint32_t version) {
+  return kPreambleSize + kConfigSize + state_scalar_bytes(version) + 8 * stored_arrays(version).size();
+}
+
+// The size the header declares, after checking it against the largest checkpoint of the declared p (p features and
+// an intercept): a file reader never reads more than that, whatever the header claims. `fixed` holds
+// fixed_size(version) bytes.
+std::uint64_t declared_size(const std::uint8_t* fixed, std::uint32_t version) {
+  const std::uint64_t total = Reader(fixed, kTotalSizeOffset).u64();
+  const std::int64_t p = Reader(fixed, kFeaturesOffset).i64();
+  if (p < 0) corrupt(fmt::format("n_features is negative ({})", p));
+  if (static_cast<std::uint64_t>(p) >= kMaxCoefficients)
+    corrupt(fmt::format("n_features {} is too large for a checkpoint", p));
+  const std::uint64_t largest = size_for(version, p == 0 ? 0 : static_cast<std::uint64_t>(p) + 1);
+  if (total > largest)
+    corrupt(fmt::format("declares {} bytes, more than the {} bytes a checkpoint with {} features can have", total,
+                        largest, p));
+  return total;
 }
 
 }  // namespace
@@ -266,15 +292,7 @@ std::vector<std::uint8_t> encode_checkpoint(const Checkpoint& cp) {
 
 Checkpoint decode_checkpoint(const std::uint8_t* data, std::size_t size) {
   if (!data && size > 0) throw Error(Errc::invalid_argument, "checkpoint: the data is a null pointer");
-  if (size < kMagic.size()) corrupt(fmt::format("truncated: {} bytes", size));
-  if (std::memcmp(data, kMagic.data(), kMagic.size()) != 0) corrupt("not a renewable-huber checkpoint (bad magic)");
-  if (size < kPreambleSize) corrupt(fmt::format("truncated: {} bytes", size));
-  const std::uint32_t version = Reader(data, kVersionOffset).u32();
-  if (version < oldest_checkpoint_format_version || version > checkpoint_format_version)
-    throw Error(Errc::version_mismatch, fmt::format("checkpoint: format version {}, but this library reads versions "
-                                                    "{} to {}",
-                                                    version, oldest_checkpoint_format_version,
-                                                    checkpoint_format_version));
+  const std::uint32_t version = check_preamble(data, size);
   const std::uint64_t total = Reader(data, kTotalSizeOffset).u64();
   if (total < size_for(version, 0)) corrupt(fmt::format("declares {} bytes, less than the smallest checkpoint", total));
   if (size < total) corrupt(fmt::format("truncated: {} bytes of the declared {}", size, total));
@@ -311,55 +329,34 @@ std::vector<std::uint8_t> save_checkpoint(const Regressor& model) {
   return encode_checkpoint(Checkpoint{model.config(), model.dtype(), model.state()});
 }
 
-namespace {
-
-[[noreturn]] void file_error(const char* action, const std::string& path, int err) {
-  throw Error(Errc::invalid_argument, fmt::format("checkpoint: cannot {} {}: {}", action, path, std::strerror(err)));
-}
-
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-using File = std::unique_ptr<std::FILE, FileCloser>;
-
-}  // namespace
-
 void save_checkpoint_file(const Regressor& model, const std::string& path) {
   const std::vector<std::uint8_t> bytes = save_checkpoint(model);
-  const std::string partial = path + ".partial";
-  File f(std::fopen(partial.c_str(), "wb"));
-  if (!f) file_error("create", partial, errno);
-  bool written = std::fwrite(bytes.data(), 1, bytes.size(), f.get()) == bytes.size();
-  written = std::fclose(f.release()) == 0 && written;  // fclose flushes: its failure is a write failure too
-  if (!written) {
-    const int err = errno;
-    std::remove(partial.c_str());
-    file_error("write", partial, err);
-  }
-  if (std::rename(partial.c_str(), path.c_str()) != 0) {
-    const int rename_err = errno;
-    std::remove(partial.c_str());
-    file_error("rename the finished checkpoint to", path, rename_err);
-  }
+  platform::replace_file(path, bytes.data(), bytes.size());
 }
 
 Checkpoint read_checkpoint_file(const std::string& path) {
-  File f(std::fopen(path.c_str(), "rb"));
-  if (!f) file_error("open", path, errno);
-  std::vector<std::uint8_t> bytes;
-  std::array<std::uint8_t, 65536> chunk;
-  // Read the preamble, then at most one byte past the declared end: enough to detect trailing data, and a huge
-  // or endless file is never slurped.
-  std::uint64_t limit = kPreambleSize;
-  while (bytes.size() <= limit) {
-    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), limit + 1 - bytes.size()));
-    const std::size_t got = std::fread(chunk.data(), 1, want, f.get());
-    if (std::ferror(f.get())) file_error("read", path, errno);
-    const bool had_preamble = bytes.size() >= kPreambleSize;
-    bytes.insert(bytes.end(), chunk.data(), chunk.data() + got);
-    if (!had_preamble && bytes.size() >= kPreambleSize)
-      limit = std::max<std::uint64_t>(limit, Reader(bytes.data(), kTotalSizeOffset).u64());
-    if (got < want) break;  // end of file
+  platform::InputFile file(path);
+  // The preamble, then the rest of the fixed part of its version; then no more than the declared size (bounded by
+  // the declared p) and one byte to detect trailing data. A lying header, a huge or a growing file is never read
+  // whole.
+  std::vector<std::uint8_t> bytes(kPreambleSize);
+  bytes.resize(file.read(bytes.data(), bytes.size()));
+  if (bytes.size() == kPreambleSize) {
+    const std::uint32_t version = check_preamble(bytes.data(), bytes.size());
+    const std::size_t fixed = fixed_size(version);
+    bytes.resize(fixed);
+    bytes.resize(kPreambleSize + file.read(bytes.data() + kPreambleSize, fixed - kPreambleSize));
+    if (bytes.size() == fixed) {
+      const std::uint64_t total = declared_size(bytes.data(), version);
+      // In chunks: memory grows with what the file really holds, not with what its header claims.
+      std::array<std::uint8_t, 65536> chunk;
+      while (bytes.size() <= total) {
+        const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), total + 1 - bytes.size()));
+        const std::size_t got = file.read(chunk.data(), want);
+        bytes.insert(bytes.end(), chunk.data(), chunk.data() + got);
+        if (got < want) break;  // end of file
+      }
+    }
   }
   return decode_checkpoint(bytes.data(), bytes.size());
 }

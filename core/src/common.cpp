@@ -1,4 +1,5 @@
 // Names, configuration and state validation: the host-side rules that need no execution space.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -117,28 +118,71 @@ void validate_state(const State& st) {
   auto bad = [](const std::string& m) { throw Error(Errc::invalid_state, "invalid state: " + m); };
   if (st.n_features < 0) bad(fmt::format("n_features is negative ({})", st.n_features));
   if (st.n_samples_seen < 0 || st.batch_count < 0) bad("counters must be non-negative");
+  // Room for the counts of any batches that fit in memory: the next update adds to them (found by
+  // tests/fuzz/state_import: n_samples_seen = 2^63-1 made the next batch overflow).
+  constexpr std::int64_t max_count = std::int64_t{1} << 62;
+  if (st.n_samples_seen >= max_count || st.batch_count >= max_count)
+    bad(fmt::format("counters must be below 2^62 (n_samples_seen {}, batch_count {})", st.n_samples_seen,
+                    st.batch_count));
   if (!(std::isfinite(st.previous_lambda) && st.previous_lambda >= 0))
     bad("previous_lambda must be finite and >= 0");
   if (!(std::isfinite(st.weight_sum) && st.weight_sum >= 0)) bad("weight_sum must be finite and >= 0");
   if (st.n_samples_seen > 0 && st.weight_sum == 0) bad("samples were seen but weight_sum is 0");
   if (st.n_samples_seen == 0 && (st.batch_count != 0 || st.weight_sum != 0))
     bad("no samples were seen but batch_count or weight_sum is not 0");
-  // Every array holds q^rank finite values; a state without features has none.
-  const std::int64_t q = st.n_features > 0 ? st.n_features + (st.fit_intercept ? 1 : 0) : 0;
-  if (st.n_features == 0 && st.n_samples_seen != 0) bad("a state without features must be empty");
+  if (st.n_features == 0) {
+    const auto empty = [&] {
+#define RH_STATE_ARRAY_EMPTY(name, rank, since) if (!st.name.empty()) return false;
+      RH_STATE_ARRAYS(RH_STATE_ARRAY_EMPTY)
+#undef RH_STATE_ARRAY_EMPTY
+      return true;
+    };
+    if (st.n_samples_seen != 0 || !empty()) bad("a state without features must be empty");
+    return;
+  }
+  // Unsigned and without q*q: n_features may be anything up to 2^63-1 here (found by tests/fuzz/state_import).
+  const std::uint64_t q = static_cast<std::uint64_t>(st.n_features) + (st.fit_intercept ? 1 : 0);
   const auto check_array = [&](const std::vector<double>& values, const char* name, int rank) {
-    const std::int64_t want = rank == 1 ? q : q * q;
-    if (static_cast<std::int64_t>(values.size()) != want) {
-      if (q == 0) bad("a state without features must be empty");
-      bad(rank == 1 ? fmt::format("expected {} {} values, got {}", q, name, values.size())
-                    : fmt::format("expected {}x{} {} values, got {}", q, q, name, values.size()));
-    }
+    const bool shape_ok = rank == 1 ? values.size() == q : values.size() / q == q && values.size() % q == 0;
+    if (!shape_ok)
+      bad(rank == 1 ? fmt::format("{}: expected {} values, got {}", name, q, values.size())
+                    : fmt::format("{}: expected {}x{} values, got {}", name, q, q, values.size()));
     for (double v : values)
       if (!std::isfinite(v)) bad(fmt::format("{} must be finite", name));
   };
 #define RH_CHECK_STATE_ARRAY(name, rank, since) check_array(st.name, #name, rank);
   RH_STATE_ARRAYS(RH_CHECK_STATE_ARRAY)
 #undef RH_CHECK_STATE_ARRAY
+  // The next batch after an empty state starts from zero (docs/method.md §9): any other content would be ignored.
+  if (st.n_samples_seen == 0) {
+    const auto nonzero = [](const std::vector<double>& v) {
+      return std::any_of(v.begin(), v.end(), [](double x) { return x != 0; });
+    };
+    bool content = st.previous_lambda != 0;
+    std::string names;
+#define RH_STATE_ARRAY_NONZERO(name, rank, since) \
+  content = content || nonzero(st.name);          \
+  names += #name ", ";
+    RH_STATE_ARRAYS(RH_STATE_ARRAY_NONZERO)
+#undef RH_STATE_ARRAY_NONZERO
+    if (content)
+      bad(fmt::format("an empty state (n_samples_seen = 0) must have zero {}and previous_lambda", names));
+  }
+}
+
+void validate_state(const State& st, Dtype dtype) {
+  validate_state(st);
+  if (dtype != Dtype::f32) return;
+  // A float32 model holds floats: another value would be rounded, or become infinite beyond float's range.
+  const auto not_float = [](double v) { return static_cast<double>(static_cast<float>(v)) != v; };
+  const auto check = [&](const std::vector<double>& values, const char* name) {
+    if (std::any_of(values.begin(), values.end(), not_float))
+      throw Error(Errc::invalid_state,
+                  fmt::format("invalid state: a float32 state holds a value of {} that is not a float", name));
+  };
+#define RH_CHECK_FLOAT_ARRAY(name, rank, since) check(st.name, #name);
+  RH_STATE_ARRAYS(RH_CHECK_FLOAT_ARRAY)
+#undef RH_CHECK_FLOAT_ARRAY
 }
 
 }  // namespace rh

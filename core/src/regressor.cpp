@@ -43,14 +43,22 @@ Regressor::~Regressor() = default;
 Regressor::Regressor(Regressor&&) noexcept = default;
 Regressor& Regressor::operator=(Regressor&&) noexcept = default;
 
+detail::EngineBase& Regressor::engine(const char* what) const {
+  if (!engine_)
+    throw Error(Errc::invalid_state,
+                fmt::format("{}: this Regressor was moved from; assign a new one to it before using it", what));
+  return *engine_;
+}
+
 void Regressor::set_config(const Config& config) {
+  engine("set_config");
   validate(config);
   config_ = config;
   reset();
 }
 
 void Regressor::reset() {
-  engine_->reset();
+  engine("reset").reset();
   n_features_ = 0;
   fit_intercept_ = config_.fit_intercept;
   diagnostics_.reset();
@@ -88,11 +96,12 @@ void Regressor::check_fitted(const char* what) const {
 }
 
 const Diagnostics& Regressor::partial_fit(const Batch& batch) {
+  detail::EngineBase& e = engine("partial_fit");
   check_batch_shape(batch, false, "partial_fit");
   if (!batch.y) throw Error(Errc::invalid_argument, "partial_fit: y is a null pointer");
   if (n_features_ > 0 && fit_intercept_ != config_.fit_intercept)
     throw Error(Errc::invalid_state, "partial_fit: the state's fit_intercept differs from the configuration");
-  const Diagnostics d = guarded("partial_fit", [&] { return engine_->update(batch, config_, false); });
+  const Diagnostics d = guarded("partial_fit", [&] { return e.update(batch, config_, false); });
   n_features_ = batch.x.cols;
   fit_intercept_ = config_.fit_intercept;
   diagnostics_ = d;
@@ -100,16 +109,18 @@ const Diagnostics& Regressor::partial_fit(const Batch& batch) {
 }
 
 const Diagnostics& Regressor::fit(const Batch& batch) {
+  detail::EngineBase& e = engine("fit");
   check_batch_shape(batch, true, "fit");
   if (!batch.y) throw Error(Errc::invalid_argument, "fit: y is a null pointer");
-  const Diagnostics d = guarded("fit", [&] { return engine_->update(batch, config_, true); });
+  const Diagnostics d = guarded("fit", [&] { return e.update(batch, config_, true); });
   n_features_ = batch.x.cols;
   fit_intercept_ = config_.fit_intercept;
   diagnostics_ = d;
   return *diagnostics_;
 }
 
-void Regressor::predict(const MatrixRef& x, void* out, Dtype out_dtype, Memory memory) {
+void Regressor::check_predict(const MatrixRef& x, Dtype out_dtype, Memory memory) const {
+  engine("predict");
   check_fitted("predict");
   Batch b;
   b.x = x;
@@ -117,11 +128,20 @@ void Regressor::predict(const MatrixRef& x, void* out, Dtype out_dtype, Memory m
   b.dtype = out_dtype;
   b.memory = memory;
   check_batch_shape(b, false, "predict");
+}
+
+void Regressor::output_allocation_failed(std::int64_t rows) {
+  throw Error(Errc::allocation_failed, fmt::format("predict: no memory for {} predictions", rows));
+}
+
+void Regressor::predict(const MatrixRef& x, void* out, Dtype out_dtype, Memory memory) {
+  check_predict(x, out_dtype, memory);
   if (!out) throw Error(Errc::invalid_argument, "predict: the output is a null pointer");
   guarded("predict", [&] { engine_->predict(x, memory, out); });
 }
 
 double Regressor::score(const Batch& batch) {
+  engine("score");
   check_fitted("score");
   check_batch_shape(batch, false, "score");
   if (!batch.y) throw Error(Errc::invalid_argument, "score: y is a null pointer");
@@ -129,21 +149,24 @@ double Regressor::score(const Batch& batch) {
 }
 
 const Diagnostics& Regressor::diagnostics() const {
+  engine("diagnostics");
   if (!diagnostics_) throw Error(Errc::invalid_state, "no batch has been processed");
   return *diagnostics_;
 }
 
 State Regressor::state() const {
-  return guarded("state", [&] { return engine_->export_state(); });
+  const detail::EngineBase& e = engine("state");
+  return guarded("state", [&] { return e.export_state(); });
 }
 
 void Regressor::set_state(const State& st) {
-  validate_state(st);
+  detail::EngineBase& e = engine("set_state");
+  validate_state(st, dtype_);
   if (st.n_features > 0 && st.fit_intercept != config_.fit_intercept)
     throw Error(Errc::invalid_state, fmt::format("set_state: the state has fit_intercept={} but the configuration "
                                                  "has fit_intercept={}",
                                                  st.fit_intercept, config_.fit_intercept));
-  guarded("set_state", [&] { engine_->import_state(st); });
+  guarded("set_state", [&] { e.import_state(st); });
   n_features_ = st.n_features;
   fit_intercept_ = st.fit_intercept;
   diagnostics_.reset();

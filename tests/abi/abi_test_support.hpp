@@ -137,7 +137,8 @@ struct Snapshot {
   std::vector<std::uint8_t> checkpoint;
 
   bool operator==(const Snapshot& o) const {
-    auto same = [](const void* a, const void* b, std::size_t n) { return std::memcmp(a, b, n) == 0; };
+    // n == 0: empty vectors may hand out NULL, which memcmp must not get even for 0 bytes.
+    auto same = [](const void* a, const void* b, std::size_t n) { return n == 0 || std::memcmp(a, b, n) == 0; };
     return coefficients.size() == o.coefficients.size() && information.size() == o.information.size() &&
            same(coefficients.data(), o.coefficients.data(), coefficients.size() * sizeof(double)) &&
            same(information.data(), o.information.data(), information.size() * sizeof(double)) &&

@@ -506,6 +506,14 @@ TEST_CASE("rh_model_set_state") {
       {"negative weight_sum", RH_INVALID_STATE, [](rh_state& s) { s.weight_sum = -1; }},
       {"NaN previous_lambda", RH_INVALID_STATE, [](rh_state& s) { s.previous_lambda = kNaN; }},
       {"samples without weight", RH_INVALID_STATE, [](rh_state& s) { s.weight_sum = 0; }},
+      // Nothing seen, but fitted coefficients and information: the next batch would silently ignore them.
+      {"empty state with content", RH_INVALID_STATE,
+       [](rh_state& s) {
+         s.n_samples_seen = 0;
+         s.batch_count = 0;
+         s.weight_sum = 0;
+         s.previous_lambda = 0;
+       }},
   };
   for (const auto& c : cases) {
     CAPTURE(c.name);

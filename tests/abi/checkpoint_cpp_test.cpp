@@ -1,22 +1,34 @@
 // The checkpoint format through the C++ API (rh/checkpoint.hpp): the same bytes as the C ABI, for C++ users.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
+#include <random>
 #include <string>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
 
 #include "common/same_state.hpp"
+#include "cpp_test_support.hpp"
 #include "doctest/doctest.h"
 #include "rh/checkpoint.hpp"
 #include "rh/regressor.hpp"
 
-namespace {
+using cpp_test::failure_of;
+using cpp_test::space_under_test;
 
-rh::Space space_under_test() {
-  const char* s = std::getenv("RH_TEST_SPACE");
-  return rh::space_from_name(s ? s : "serial");
-}
+namespace {
 
 struct Batch {
   std::vector<double> x, y;
@@ -52,15 +64,7 @@ bool same(const rh::Config& a, const rh::Config& b) {
          a.tol == b.tol && a.ridge == b.ridge;
 }
 
-rh::Errc error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const rh::Error& e) {
-    return e.code();
-  }
-  FAIL("no rh::Error was thrown");
-  return rh::Errc::internal_error;
-}
+rh::Errc error_of(const std::function<void()>& f) { return failure_of(f).first; }
 
 }  // namespace
 
@@ -164,4 +168,211 @@ TEST_CASE("a file with more bytes than it declares is read no further than neede
   }
   CHECK(error_of([&] { rh::read_checkpoint_file("cpp_trailing.rhckpt"); }) == rh::Errc::corrupt_data);
   std::remove("cpp_trailing.rhckpt");
+}
+
+// ---- Checkpoint files on hostile paths and headers ------------------------------------------------------------------
+// Saves go through a temporary file created exclusively and renamed over the target; the target must be absent or a
+// regular file. Reads follow a link but read only a regular file, and never more than the declared p allows.
+
+namespace {
+
+// A folder of its own per test: ctest runs the spaces' entries of this program at the same time.
+class Folder {
+ public:
+  Folder() {
+    std::random_device random;
+    path_ = std::filesystem::temp_directory_path() / ("rh-checkpoint-files-" + std::to_string(random()));
+    std::filesystem::create_directories(path_);
+  }
+  ~Folder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  std::string operator/(const char* name) const { return (path_ / name).string(); }
+  std::vector<std::string> entries() const {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(path_)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::vector<std::uint8_t> file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+const std::vector<std::uint8_t> kPrecious = {'p', 'r', 'e', 'c', 'i', 'o', 'u', 's'};
+
+
+rh::Regressor fitted_model() {
+  rh::Regressor m(space_under_test(), rh::Dtype::f64);
+  feed<double>(m, make_batch(20, 2, 8));
+  return m;
+}
+
+// Bytes this process has read through system calls (Linux); -1 where /proc/self/io is not available.
+long long bytes_read_so_far() {
+  std::ifstream io("/proc/self/io");
+  std::string key;
+  long long value = 0;
+  while (io >> key >> value)
+    if (key == "rchar:") return value;
+  return -1;
+}
+
+void put_u64(std::vector<std::uint8_t>& bytes, std::size_t offset, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) bytes[offset + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
+}  // namespace
+
+TEST_CASE("a save never writes through a link that sits at a temporary name") {
+  Folder dir;
+  const std::string target = dir / "model.rhckpt", victim = dir / "victim";
+  write_file(victim, kPrecious);
+  // The name the library used for its temporary file until issue 15, and a few guesses beside it.
+  for (const char* suffix : {".partial", ".tmp", ".tmp-0000000000000000"})
+    std::filesystem::create_symlink(victim, target + suffix);
+  const rh::Regressor m = fitted_model();
+  rh::save_checkpoint_file(m, target);
+  CHECK(file_bytes(victim) == kPrecious);
+  CHECK(file_bytes(target) == rh::save_checkpoint(m));
+  CHECK(dir.entries() == std::vector<std::string>{"model.rhckpt", "model.rhckpt.partial", "model.rhckpt.tmp",
+                                                  "model.rhckpt.tmp-0000000000000000", "victim"});
+}
+
+TEST_CASE("a save refuses a target that is a link, a directory or a FIFO, and changes nothing") {
+  Folder dir;
+  const std::string link = dir / "link.rhckpt", victim = dir / "victim", folder = dir / "folder.rhckpt",
+                    fifo = dir / "fifo.rhckpt";
+  write_file(victim, kPrecious);
+  std::filesystem::create_symlink(victim, link);
+  std::filesystem::create_directory(folder);
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::vector<std::string> before = dir.entries();
+  const rh::Regressor m = fitted_model();
+  const std::vector<std::pair<std::string, const char*>> cases = {
+      {link, "is a symbolic link"}, {folder, "is a directory"}, {fifo, "is a FIFO"}};
+  for (const auto& c : cases) {
+    CAPTURE(c.first);
+    const auto failure = failure_of([&] { rh::save_checkpoint_file(m, c.first); });
+    CHECK(failure.first == rh::Errc::invalid_argument);
+    CHECK(failure.second == "checkpoint: " + c.first + " " + c.second);
+  }
+  CHECK(std::filesystem::read_symlink(link) == victim);
+  CHECK(file_bytes(victim) == kPrecious);
+  CHECK(dir.entries() == before);  // no temporary file left behind
+}
+
+TEST_CASE("a save keeps the permission bits of the file it replaces") {
+  Folder dir;
+  const std::string target = dir / "private.rhckpt";
+  write_file(target, kPrecious);
+  std::filesystem::permissions(target, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  rh::save_checkpoint_file(fitted_model(), target);
+  CHECK(std::filesystem::status(target).permissions() ==
+        (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
+  CHECK(file_bytes(target) != kPrecious);
+}
+
+TEST_CASE("a save that fails while writing leaves the old file and no temporary") {
+  Folder dir;
+  const std::string target = dir / "model.rhckpt";
+  write_file(target, kPrecious);
+  // Files of this process may not grow beyond 64 bytes for a moment: the write fails with EFBIG (not a signal).
+  struct rlimit old_limit;
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &old_limit) == 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old_limit;
+  small.rlim_cur = 64;
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  const rh::Regressor m = fitted_model();
+  const auto failure = failure_of([&] { rh::save_checkpoint_file(m, target); });
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  std::signal(SIGXFSZ, old_handler);
+  CHECK(failure.first == rh::Errc::invalid_argument);
+  CHECK(failure.second.find("cannot write") != std::string::npos);
+  CHECK(file_bytes(target) == kPrecious);
+  CHECK(dir.entries() == std::vector<std::string>{"model.rhckpt"});
+}
+
+TEST_CASE("a read follows a link to a checkpoint") {
+  Folder dir;
+  const rh::Regressor m = fitted_model();
+  rh::save_checkpoint_file(m, dir / "real.rhckpt");
+  std::filesystem::create_symlink(dir / "real.rhckpt", dir / "latest.rhckpt");
+  CHECK(same(rh::read_checkpoint_file(dir / "latest.rhckpt").state, m.state()));
+}
+
+TEST_CASE("a read refuses a directory, a device or a FIFO before reading anything") {
+  Folder dir;
+  const std::string fifo = dir / "fifo.rhckpt";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // A writer that keeps offering junk on the FIFO, so that a reader which waits for one (as the library did until
+  // issue 15) reads junk and fails with another status instead of blocking this test forever.
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    while (!done) {
+      const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+      if (fd >= 0) {
+        const char junk[] = "junk on a pipe";
+        (void)!::write(fd, junk, sizeof junk);
+        ::close(fd);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  const auto on_fifo = failure_of([&] { rh::read_checkpoint_file(fifo); });
+  done = true;
+  writer.join();
+  CHECK(on_fifo.first == rh::Errc::invalid_argument);
+  CHECK(on_fifo.second == "checkpoint: " + fifo + " is a FIFO");
+  const auto on_folder = failure_of([&] { rh::read_checkpoint_file(dir / ""); });
+  CHECK(on_folder.first == rh::Errc::invalid_argument);
+  CHECK(on_folder.second.find("is a directory") != std::string::npos);
+  if (std::filesystem::exists("/dev/zero")) {  // endless: read whole, it would never end
+    const auto on_device = failure_of([&] { rh::read_checkpoint_file("/dev/zero"); });
+    CHECK(on_device.first == rh::Errc::invalid_argument);
+    CHECK(on_device.second == "checkpoint: /dev/zero is a device");
+  }
+}
+
+TEST_CASE("a read never goes further than the largest checkpoint of the declared p") {
+  Folder dir;
+  std::vector<std::uint8_t> bytes = rh::save_checkpoint(fitted_model());  // p = 2, q = 3: 244 bytes
+  REQUIRE(bytes.size() == 244);
+  const std::string path = dir / "huge.rhckpt";
+  constexpr std::uint64_t kHuge = std::uint64_t{64} << 20;
+  SUBCASE("a header that declares a huge size, in a file that really is that large") {
+    put_u64(bytes, 16, kHuge);
+    write_file(path, bytes);
+    std::filesystem::resize_file(path, kHuge);  // sparse: costs no disk
+    const long long read_before = bytes_read_so_far();
+    const auto failure = failure_of([&] { rh::read_checkpoint_file(path); });
+    const long long read_after = bytes_read_so_far();
+    CHECK(failure.first == rh::Errc::corrupt_data);
+    CHECK(failure.second == "checkpoint: declares 67108864 bytes, more than the 244 bytes a checkpoint with 2 "
+                            "features can have");
+    if (read_before >= 0) CHECK(read_after - read_before < 4096);
+  }
+  SUBCASE("a header that declares an absurd p") {
+    put_u64(bytes, 80, std::uint64_t{1} << 40);
+    put_u64(bytes, 16, kHuge);
+    write_file(path, bytes);
+    std::filesystem::resize_file(path, kHuge);
+    const long long read_before = bytes_read_so_far();
+    const auto failure = failure_of([&] { rh::read_checkpoint_file(path); });
+    CHECK(failure.first == rh::Errc::corrupt_data);
+    CHECK(failure.second == "checkpoint: n_features 1099511627776 is too large for a checkpoint");
+    if (read_before >= 0) CHECK(bytes_read_so_far() - read_before < 4096);
+  }
 }

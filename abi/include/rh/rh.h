@@ -22,8 +22,9 @@
  *  - After any call, rh_last_error() describes its failure on this thread ("" after a success); calls on a model
  *    also leave the same text in rh_model_last_error(model).
  *  - Enum fields are int32_t; 0 is never a valid enum value, so a zeroed field is rejected, not guessed.
- *  - Any thread may call. Calls on one model must not overlap; calls on different models may (the library
- *    serializes them on its own runtime thread). Not usable in a child process after fork().
+ *  - Any thread may call, on any model: calls on one model run one at a time (a lock per model), and destroying a
+ *    model waits for the call in flight on it. The library serializes all calls on its own runtime thread.
+ *    Not usable in a child process after fork().
  */
 #ifndef RH_RH_H
 #define RH_RH_H
@@ -216,9 +217,11 @@ RH_API rh_status rh_config_init(rh_config* config) RH_NOEXCEPT;
 
 /* abi_version: pass RH_ABI_VERSION (the version gate). On success *model is a new handle owned by the caller. */
 RH_API rh_status rh_model_create(uint32_t abi_version, const rh_config* config, rh_model** model) RH_NOEXCEPT;
-/* NULL is accepted and does nothing. A dead or unknown handle gives RH_INVALID_ARGUMENT. */
+/* NULL is accepted and does nothing. A dead or unknown handle gives RH_INVALID_ARGUMENT. Waits for a call in flight
+ * on the model (from another thread); calls waiting for it, and later ones, get RH_INVALID_ARGUMENT. */
 RH_API rh_status rh_model_destroy(rh_model* model) RH_NOEXCEPT;
-/* Message of the most recent failed call on this model, "" after a success. Valid until the next call on it.
+/* Message of the most recent completed call on this model (from any thread), "" after a success: a copy in a buffer
+ * of the calling thread, valid until this thread calls rh_model_last_error again (also after the model is destroyed).
  * Never NULL: a dead or unknown handle gives a static message saying so. */
 RH_API const char* rh_model_last_error(const rh_model* model) RH_NOEXCEPT;
 /* The model's configuration (after rh_model_load_checkpoint*, the checkpoint's estimator settings). */

@@ -65,6 +65,7 @@ Batch host_batch(const S* x, const S* y, std::int64_t rows, std::int64_t cols, c
   return b;
 }
 
+// A moved-from Regressor may only be destroyed or assigned to; any other use throws Errc::invalid_state.
 class Regressor {
  public:
   Regressor(Space space, Dtype dtype, const Config& config = Config(), int device_id = 0);
@@ -86,13 +87,20 @@ class Regressor {
   void predict(const MatrixRef& x, void* out, Dtype out_dtype, Memory memory = Memory::host);
   template <class S>
   std::vector<S> predict(const S* x, std::int64_t rows, std::int64_t cols) {
-    std::vector<S> out(static_cast<size_t>(rows));
-    predict(host_matrix(x, rows, cols), out.data(), dtype_of<S>());
+    const MatrixRef m = host_matrix(x, rows, cols);
+    check_predict(m, dtype_of<S>(), Memory::host);  // a bad shape is an rh::Error before anything is allocated
+    std::vector<S> out;
+    try {
+      out.resize(static_cast<size_t>(rows));
+    } catch (const std::exception&) {  // bad_alloc or length_error
+      output_allocation_failed(rows);
+    }
+    predict(m, out.data(), dtype_of<S>());
     return out;
   }
   double score(const Batch& batch);  // R², weighted when the batch has weights
 
-  bool fitted() const noexcept { return n_features_ > 0; }
+  bool fitted() const noexcept { return engine_ && n_features_ > 0; }
   // Diagnostics of the last batch; throws invalid_state before any batch (and after set_state).
   const Diagnostics& diagnostics() const;
   State state() const;  // copies the committed state out of the execution space
@@ -100,12 +108,16 @@ class Regressor {
   void set_state(const State& state);
   void reset();
 
-  std::int64_t n_features() const noexcept { return n_features_; }  // p of the committed state; 0 = none
+  std::int64_t n_features() const noexcept { return engine_ ? n_features_ : 0; }  // p of the committed state; 0 = none
   std::vector<double> coefficients() const { return state().coefficients; }
 
  private:
+  // The engine; throws Errc::invalid_state when this Regressor was moved from (it has none then).
+  detail::EngineBase& engine(const char* what) const;
   void check_batch_shape(const Batch& batch, bool first_batch, const char* what) const;
   void check_fitted(const char* what) const;
+  void check_predict(const MatrixRef& x, Dtype out_dtype, Memory memory) const;
+  [[noreturn]] static void output_allocation_failed(std::int64_t rows);
 
   Space space_;
   Dtype dtype_;
@@ -119,5 +131,7 @@ class Regressor {
 
 // Checks a state's internal consistency (shapes, finiteness, counters); throws Errc::invalid_state.
 void validate_state(const State& state);
+// The same, and for a float32 model that every value is a float (so that it is held exactly).
+void validate_state(const State& state, Dtype dtype);
 
 }  // namespace rh

@@ -1,0 +1,45 @@
+// The library's only operating-system-specific code, behind a portable interface: checkpoint files and the process
+// identity. platform_posix.cpp implements it for Linux/macOS/BSD. A Windows port implements the same declarations
+// in one platform_windows.cpp:
+//   replace_file  CreateFileW(temporary, CREATE_NEW, FILE_FLAG_OPEN_REPARSE_POINT) in the target's folder, WriteFile,
+//                 FlushFileBuffers, MoveFileExW(temporary, target, MOVEFILE_REPLACE_EXISTING|MOVEFILE_WRITE_THROUGH)
+//                 (the write-through move stands for the folder flush); GetFileAttributesW for the target check.
+//   InputFile     CreateFileW(OPEN_EXISTING) + GetFileType == FILE_TYPE_DISK and not a directory; ReadFile.
+//   process_id    GetCurrentProcessId.
+// Every failure throws rh::Error(Errc::invalid_argument) whose message names the path and the system's reason.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace rh::platform {
+
+// Replaces the file at `path` by `size` bytes so that `path` is always either the old file or the complete new one,
+// and the new one is on stable storage when this returns. The bytes go to a temporary file created exclusively
+// (never through an existing name or link) with a unique name in `path`'s folder; it is flushed, renamed over
+// `path`, and the folder is flushed. On failure the temporary file is removed and `path` is untouched.
+// `path` must be absent or a regular file: a symbolic link or anything else there is refused, not followed.
+// A replaced file's permission bits are kept; a new file gets the usual default (0666 less the umask on POSIX).
+void replace_file(const std::string& path, const std::uint8_t* data, std::size_t size);
+
+// A regular file open for reading. A symbolic link is followed; what it names must be a regular file (a directory,
+// FIFO, socket or device is refused before anything is read, so opening can never block or read endlessly).
+class InputFile {
+ public:
+  explicit InputFile(const std::string& path);
+  ~InputFile();
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+
+  // Reads up to `size` bytes into `buffer`; fewer only at the end of the file.
+  std::size_t read(std::uint8_t* buffer, std::size_t size);
+
+ private:
+  std::string path_;
+  std::intptr_t handle_;  // a file descriptor (POSIX) or a HANDLE (Windows)
+};
+
+// Identifies this process, e.g. to notice that it is a child created by fork().
+std::uint64_t process_id() noexcept;
+
+}  // namespace rh::platform

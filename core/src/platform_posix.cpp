@@ -1,0 +1,155 @@
+// platform.hpp for POSIX systems (see the header for what a Windows port writes instead).
+#include "platform.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <random>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <utility>
+
+#include "rh/error.hpp"
+
+namespace rh::platform {
+
+namespace {
+
+[[noreturn]] void fail(const char* action, const std::string& path, int err) {
+  throw Error(Errc::invalid_argument, fmt::format("checkpoint: cannot {} {}: {}", action, path, std::strerror(err)));
+}
+
+[[noreturn]] void refuse(const std::string& path, const char* what) {
+  throw Error(Errc::invalid_argument, fmt::format("checkpoint: {} is {}", path, what));
+}
+
+const char* kind_of(mode_t mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  return "not a regular file";
+}
+
+std::string folder_of(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// Unpredictable enough that another user cannot pre-create the names; O_EXCL makes a collision harmless anyway.
+std::uint64_t random_suffix() {
+  static std::atomic<std::uint64_t> counter{0};
+  std::uint64_t seed = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  try {
+    std::random_device device;
+    seed ^= (static_cast<std::uint64_t>(device()) << 32) ^ device();
+  } catch (...) {
+    // No entropy source: the clock, the process and the counter still make the name unique enough.
+  }
+  std::mt19937_64 mix(seed ^ (process_id() << 20) ^ counter.fetch_add(1));
+  return mix();
+}
+
+class Descriptor {
+ public:
+  explicit Descriptor(int fd = -1) : fd_(fd) {}
+  ~Descriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
+  int get() const { return fd_; }
+  void reset(int fd) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+  int release() { return std::exchange(fd_, -1); }
+  int close() { return ::close(release()); }
+
+ private:
+  int fd_;
+};
+
+void write_all(int fd, const std::uint8_t* data, std::size_t size, const std::string& path) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail("write", path, errno);
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+void flush_folder(const std::string& folder) {
+  Descriptor dir(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir.get() < 0) fail("open the folder", folder, errno);
+  // EINVAL: this file system cannot flush folders (the rename is then as durable as it can be made).
+  if (::fsync(dir.get()) != 0 && errno != EINVAL) fail("flush the folder", folder, errno);
+}
+
+}  // namespace
+
+void replace_file(const std::string& path, const std::uint8_t* data, std::size_t size) {
+  struct stat target;
+  const bool exists = ::lstat(path.c_str(), &target) == 0;
+  if (!exists && errno != ENOENT) fail("inspect", path, errno);
+  if (exists && !S_ISREG(target.st_mode)) refuse(path, kind_of(target.st_mode));
+
+  // O_EXCL with O_CREAT never opens an existing name, links included (O_NOFOLLOW says so once more).
+  std::string temporary;
+  Descriptor file;
+  for (int attempt = 0; file.get() < 0; ++attempt) {
+    temporary = fmt::format("{}.tmp-{:016x}", path, random_suffix());
+    file.reset(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666));
+    if (file.get() < 0 && (errno != EEXIST || attempt == 99)) fail("create a temporary file beside", path, errno);
+  }
+  try {
+    // Failures name the target: the temporary file's random name would tell the caller nothing.
+    write_all(file.get(), data, size, path);
+    if (exists && ::fchmod(file.get(), target.st_mode & 0777) != 0) fail("set the permissions for", path, errno);
+    if (::fsync(file.get()) != 0) fail("flush", path, errno);
+    if (file.close() != 0) fail("close", path, errno);
+    if (::rename(temporary.c_str(), path.c_str()) != 0) fail("rename the finished checkpoint to", path, errno);
+  } catch (...) {
+    ::unlink(temporary.c_str());
+    throw;
+  }
+  flush_folder(folder_of(path));
+}
+
+InputFile::InputFile(const std::string& path) : path_(path), handle_(-1) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below, before any read.
+  Descriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (fd.get() < 0) fail("open", path, errno);
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) fail("inspect", path, errno);
+  if (!S_ISREG(st.st_mode)) refuse(path, kind_of(st.st_mode));
+  handle_ = fd.release();
+}
+
+InputFile::~InputFile() { ::close(static_cast<int>(handle_)); }
+
+std::size_t InputFile::read(std::uint8_t* buffer, std::size_t size) {
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::read(static_cast<int>(handle_), buffer + done, size - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail("read", path_, errno);
+    }
+    if (n == 0) break;  // end of file
+    done += static_cast<std::size_t>(n);
+  }
+  return done;
+}
+
+std::uint64_t process_id() noexcept { return static_cast<std::uint64_t>(::getpid()); }
+
+}  // namespace rh::platform

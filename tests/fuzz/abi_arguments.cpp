@@ -1,0 +1,389 @@
+// libFuzzer target: sequences of C ABI calls with arbitrary arguments on one model (struct headers, enums, shapes,
+// leading dimensions, NULL pointers, lengths, capacities, values, handles). Properties of every call:
+//  - the status is a known one, never RH_INTERNAL_ERROR;
+//  - on success rh_last_error() is ""; on failure it is "<function>: <reason>", and the model's message repeats it;
+//  - a failing call leaves the model (state, diagnostics, configuration, checkpoint bytes) bit for bit as it was,
+//    and its output arguments untouched.
+// The harness never declares more memory than it passes: a call whose arguments would let the library read or
+// write beyond the buffers given here (a valid but larger shape) is skipped, since that would be the caller's lie.
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <fuzzer/FuzzedDataProvider.h>
+#include <string>
+#include <vector>
+
+#include "rh/rh.h"
+
+namespace {
+
+[[noreturn]] void violated(const std::string& property) {
+  std::fprintf(stderr, "property violated: %s\n", property.c_str());
+  std::abort();
+}
+
+constexpr std::int64_t kCap = 64;  // elements in every data array; fits have at most kCap columns
+constexpr std::int64_t kQ = kCap + 1;
+constexpr std::size_t kCheckpointCap = 148 + 8 * kQ + 8 * kQ * kQ;
+
+// A struct with room behind it: a larger struct_size (<= 4096, the library's bound) is real memory.
+template <class T>
+struct Padded {
+  T s;
+  unsigned char tail[4096];
+};
+
+struct Buffers {
+  std::array<double, kCap> x, y, w;
+  std::array<double, kCap + 1> out;
+  std::array<double, kQ> coefficients;
+  std::array<double, kQ * kQ> information;
+  std::vector<std::uint8_t> checkpoint = std::vector<std::uint8_t>(kCheckpointCap);
+};
+
+std::int64_t pick_i64(FuzzedDataProvider& in) {
+  switch (in.ConsumeIntegralInRange(0, 3)) {
+    case 0:
+    case 1: return in.ConsumeIntegralInRange<std::int64_t>(-2, 12);
+    case 2:
+      return in.PickValueInArray<std::int64_t>({0, -1, INT64_MIN, INT64_MAX, std::int64_t{1} << 31,
+                                                std::int64_t{1} << 32, std::int64_t{1} << 62, 3037000500,
+                                                -(std::int64_t{1} << 62), kCap, kCap + 1});
+    default: return in.ConsumeIntegral<std::int64_t>();
+  }
+}
+
+std::int32_t pick_enum(FuzzedDataProvider& in, std::int32_t valid) {
+  // Mostly the valid one; otherwise 0 (never valid), any small value or anything.
+  switch (in.ConsumeIntegralInRange(0, 5)) {
+    case 0: return 0;
+    case 1: return in.ConsumeIntegralInRange(-1, 4);
+    case 2: return in.ConsumeIntegral<std::int32_t>();
+    default: return valid;
+  }
+}
+
+double pick_value(FuzzedDataProvider& in) {
+  if (in.ConsumeBool()) return static_cast<double>(in.ConsumeIntegralInRange(-8, 8)) / 4;
+  const std::uint64_t bits = in.ConsumeIntegral<std::uint64_t>();
+  double v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+// Spoils the header of an initialized struct now and then; returns the struct or, rarely, NULL.
+template <class T>
+T* spoil_header(FuzzedDataProvider& in, Padded<T>& p) {
+  switch (in.ConsumeIntegralInRange(0, 7)) {
+    case 0: p.s.abi_version = in.ConsumeIntegral<std::uint32_t>(); break;
+    case 1: p.s.struct_size = in.PickValueInArray<std::uint32_t>({0, 8, sizeof(T) - 4, 4097, 1u << 31}); break;
+    case 2:
+      p.s.struct_size = static_cast<std::uint32_t>(sizeof(T) + in.ConsumeIntegralInRange(1, 64));
+      if (in.ConsumeBool()) p.tail[in.ConsumeIntegralInRange(0, 63)] = in.ConsumeIntegral<std::uint8_t>();
+      break;
+    default: break;
+  }
+  return in.ConsumeIntegralInRange(0, 15) == 0 ? nullptr : &p.s;
+}
+
+template <class T>
+T* header(FuzzedDataProvider& in, Padded<T>& p) {
+  std::memset(&p, 0, sizeof p);
+  RH_STRUCT_INIT(&p.s);
+  return spoil_header(in, p);
+}
+
+// Every observable of a model, to compare before and after a failing call.
+struct Snapshot {
+  std::vector<std::uint8_t> checkpoint;
+  rh_status diagnostics_status = RH_SUCCESS;
+  rh_diagnostics diagnostics;
+  rh_config config;
+  bool operator==(const Snapshot& o) const {
+    return checkpoint == o.checkpoint && diagnostics_status == o.diagnostics_status &&
+           std::memcmp(&diagnostics, &o.diagnostics, sizeof diagnostics) == 0 &&
+           std::memcmp(&config, &o.config, sizeof config) == 0;
+  }
+};
+
+Snapshot snapshot(rh_model* m) {
+  Snapshot s;
+  std::int64_t size = 0;
+  if (rh_model_save_checkpoint(m, nullptr, 0, &size) != RH_SUCCESS) violated("a live model can be saved");
+  s.checkpoint.resize(static_cast<std::size_t>(size));
+  if (rh_model_save_checkpoint(m, s.checkpoint.data(), size, &size) != RH_SUCCESS) violated("save");
+  std::memset(&s.diagnostics, 0, sizeof s.diagnostics);
+  RH_STRUCT_INIT(&s.diagnostics);
+  s.diagnostics_status = rh_model_diagnostics(m, &s.diagnostics);
+  std::memset(&s.config, 0, sizeof s.config);
+  RH_STRUCT_INIT(&s.config);
+  if (rh_model_get_config(m, &s.config) != RH_SUCCESS) violated("a live model has a configuration");
+  return s;
+}
+
+// Could the library, honouring the arguments, touch memory beyond this harness's arrays? Then the call is skipped.
+bool beyond_buffers(const rh_batch& b) {
+  if (b.rows < 1 || b.cols < 1 || b.ld < 0) return false;  // refused before anything is read
+  if (b.rows > kCap || b.cols > kCap) return true;
+  const __int128 rows = b.rows, cols = b.cols, ld = b.ld;
+  const __int128 row_major = (rows - 1) * (ld > cols ? ld : cols) + cols;
+  const __int128 col_major = (cols - 1) * (ld > rows ? ld : rows) + rows;
+  return row_major > kCap || col_major > kCap;
+}
+
+rh_batch* batch(FuzzedDataProvider& in, Padded<rh_batch>& p, Buffers& buf, bool& skip) {
+  rh_batch* b = header(in, p);
+  p.s.x = in.ConsumeIntegralInRange(0, 15) == 0 ? nullptr : buf.x.data();
+  p.s.y = in.ConsumeIntegralInRange(0, 15) == 0 ? nullptr : buf.y.data();
+  p.s.weights = in.ConsumeBool() ? nullptr : buf.w.data();
+  const bool plain = in.ConsumeBool();  // a shape the model takes: rows x its p, tight
+  p.s.rows = plain ? in.ConsumeIntegralInRange<std::int64_t>(1, kCap / 4) : pick_i64(in);
+  p.s.cols = plain ? 3 : pick_i64(in);
+  p.s.ld = plain ? 0 : pick_i64(in);
+  p.s.layout = pick_enum(in, in.ConsumeBool() ? RH_LAYOUT_ROW_MAJOR : RH_LAYOUT_COL_MAJOR);
+  p.s.dtype = pick_enum(in, RH_DTYPE_F64);
+  p.s.memory = pick_enum(in, RH_MEMORY_HOST);
+  if (in.ConsumeIntegralInRange(0, 15) == 0) p.s.reserved0 = in.ConsumeIntegral<std::int32_t>();
+  // A few values spoiled: NaN, Inf, negative weights, ... (float32 batches read the same bytes as floats).
+  for (int k = in.ConsumeIntegralInRange(0, 3); k > 0; --k) {
+    std::array<double, kCap>* a = in.PickValueInArray({&buf.x, &buf.y, &buf.w});
+    (*a)[in.ConsumeIntegralInRange<std::size_t>(0, kCap - 1)] = pick_value(in);
+  }
+  skip = beyond_buffers(p.s);
+  return b;
+}
+
+void fill_data(Buffers& buf) {
+  for (std::int64_t i = 0; i < kCap; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    buf.x[k] = static_cast<double>((i * 7) % 13) / 4 - 1.5;
+    buf.y[k] = static_cast<double>((i * 5) % 11) / 2 - 2.0;
+    buf.w[k] = 1.0 + static_cast<double>(i % 3);
+  }
+}
+
+// Checks the status and the messages of one call, and that a failure changed nothing; after a success on `m`,
+// `current` becomes the model's new snapshot (one snapshot per call).
+void check_call(const char* function, rh_status status, rh_model* m, Snapshot& current) {
+  if (status < RH_SUCCESS || status > RH_INTERNAL_ERROR) violated(std::string(function) + ": unknown status");
+  if (status == RH_INTERNAL_ERROR) violated(std::string(function) + ": internal error: " + rh_last_error());
+  const std::string message = rh_last_error();
+  if (status == RH_SUCCESS) {
+    if (!message.empty()) violated(std::string(function) + ": a success leaves a message");
+    if (m) current = snapshot(m);
+    return;
+  }
+  if (message.rfind(std::string(function) + ": ", 0) != 0) violated(std::string(function) + ": message " + message);
+  if (m) {
+    if (rh_model_last_error(m) != message) violated(std::string(function) + ": the model's message differs");
+    if (!(snapshot(m) == current)) violated(std::string(function) + " failed but changed the model");
+  }
+}
+
+rh_model* create(FuzzedDataProvider& in) {
+  Padded<rh_config> p;
+  std::memset(&p, 0, sizeof p);
+  RH_STRUCT_INIT(&p.s);
+  if (rh_config_init(&p.s) != RH_SUCCESS) violated("rh_config_init");
+  p.s.space = RH_SPACE_SERIAL;
+  rh_config* c = spoil_header(in, p);
+  for (int k = in.ConsumeIntegralInRange(0, 2); k > 0; --k) {
+    switch (in.ConsumeIntegralInRange(0, 12)) {
+      case 0: p.s.tau = pick_value(in); break;
+      case 1: p.s.lambda_scale = pick_value(in); break;
+      case 2: p.s.bandwidth_scale = pick_value(in); break;
+      case 3: p.s.tol = pick_value(in); break;
+      case 4: p.s.ridge = pick_value(in); break;
+      case 5: p.s.penalty = pick_enum(in, RH_PENALTY_L1); break;
+      case 6: p.s.fit_intercept = pick_enum(in, 0); break;
+      // Bounded: a valid max_iter of 2^31 with a tolerance never met is a legitimate call that runs for hours.
+      case 7: p.s.max_iter = in.ConsumeIntegralInRange<std::int32_t>(-2, 300); break;
+      case 8: p.s.dtype = pick_enum(in, RH_DTYPE_F32); break;
+      case 9: p.s.space = pick_enum(in, RH_SPACE_OPENMP); break;
+      case 10: p.s.device_id = pick_enum(in, 0); break;
+      case 11: p.s.host_threads = pick_enum(in, 1); break;  // ignored: the runtime started in LLVMFuzzerInitialize
+      default: p.s.reserved0 = in.ConsumeIntegral<std::int32_t>(); break;
+    }
+  }
+  rh_model* sentinel = reinterpret_cast<rh_model*>(std::uintptr_t{0x5eed});
+  rh_model* m = sentinel;
+  const std::uint32_t version = in.ConsumeIntegralInRange(0, 15) == 0 ? in.ConsumeIntegral<std::uint32_t>()
+                                                                       : RH_ABI_VERSION;
+  const rh_status s = rh_model_create(version, c ? &p.s : nullptr, in.ConsumeIntegralInRange(0, 31) ? &m : nullptr);
+  Snapshot none;
+  check_call("rh_model_create", s, nullptr, none);
+  if (s != RH_SUCCESS) {
+    if (m != sentinel) violated("a failed create wrote its output");
+    return nullptr;
+  }
+  return m;
+}
+
+void one_call(FuzzedDataProvider& in, rh_model* m, Buffers& buf, Snapshot& before) {
+  Padded<rh_batch> pb;
+  Padded<rh_diagnostics> pd;
+  Padded<rh_state> ps;
+  Padded<rh_config> pc;
+  bool skip = false;
+  switch (in.ConsumeIntegralInRange(0, 11)) {
+    case 0:
+    case 1: {
+      const bool fit = in.ConsumeIntegralInRange(0, 3) == 0;
+      const rh_batch* b = batch(in, pb, buf, skip);
+      rh_diagnostics* d = in.ConsumeBool() ? nullptr : header(in, pd);
+      if (skip) return;
+      const rh_status s = fit ? rh_model_fit(m, b, d) : rh_model_partial_fit(m, b, d);
+      check_call(fit ? "rh_model_fit" : "rh_model_partial_fit", s, m, before);
+      return;
+    }
+    case 2: {
+      const rh_batch* b = batch(in, pb, buf, skip);
+      double* out = in.ConsumeIntegralInRange(0, 15) == 0 ? nullptr : buf.out.data();
+      const std::int64_t length = in.ConsumeBool() ? static_cast<std::int64_t>(buf.out.size()) : pick_i64(in);
+      if (skip) return;
+      buf.out.fill(-7.0);
+      const rh_status s = rh_model_predict(m, b, out, length);
+      check_call("rh_model_predict", s, m, before);
+      if (s != RH_SUCCESS)
+        for (double v : buf.out)
+          if (v != -7.0) violated("a failed predict wrote its output");
+      return;
+    }
+    case 3: {
+      const rh_batch* b = batch(in, pb, buf, skip);
+      double r2 = -7.0;
+      double* out = in.ConsumeIntegralInRange(0, 15) == 0 ? nullptr : &r2;
+      if (skip) return;
+      const rh_status s = rh_model_score(m, b, out);
+      check_call("rh_model_score", s, m, before);
+      if (s != RH_SUCCESS && r2 != -7.0) violated("a failed score wrote its output");
+      return;
+    }
+    case 4:
+    case 5: {  // get_state with fuzzed capacities, or set_state of the model's own state with fields spoiled
+      const bool set = in.ConsumeBool();
+      rh_state* st = header(in, ps);
+      ps.s.coefficients = in.ConsumeIntegralInRange(0, 7) == 0 ? nullptr : buf.coefficients.data();
+      ps.s.information = in.ConsumeIntegralInRange(0, 7) == 0 ? nullptr : buf.information.data();
+      ps.s.coefficients_length = kQ;
+      ps.s.information_length = kQ * kQ;
+      if (set) {
+        rh_state own;
+        RH_STRUCT_INIT(&own);
+        own.coefficients = buf.coefficients.data();
+        own.information = buf.information.data();
+        own.coefficients_length = kQ;
+        own.information_length = kQ * kQ;
+        if (rh_model_get_state(m, &own) != RH_SUCCESS) violated("a live model has a state");
+        ps.s.coefficients_length = own.coefficients_length;
+        ps.s.information_length = own.information_length;
+        ps.s.n_features = own.n_features;
+        ps.s.n_samples_seen = own.n_samples_seen;
+        ps.s.batch_count = own.batch_count;
+        ps.s.previous_lambda = own.previous_lambda;
+        ps.s.weight_sum = own.weight_sum;
+        ps.s.fit_intercept = own.fit_intercept;
+        for (int k = in.ConsumeIntegralInRange(0, 3); k > 0; --k) {
+          switch (in.ConsumeIntegralInRange(0, 9)) {
+            case 0: ps.s.coefficients_length = pick_i64(in); break;
+            case 1: ps.s.information_length = pick_i64(in); break;
+            case 2: ps.s.n_features = pick_i64(in); break;
+            case 3: ps.s.n_samples_seen = pick_i64(in); break;
+            case 4: ps.s.batch_count = pick_i64(in); break;
+            case 5: ps.s.previous_lambda = pick_value(in); break;
+            case 6: ps.s.weight_sum = pick_value(in); break;
+            case 7: ps.s.fit_intercept = pick_enum(in, 1); break;
+            case 8: buf.coefficients[in.ConsumeIntegralInRange<std::size_t>(0, kQ - 1)] = pick_value(in); break;
+            default: buf.information[in.ConsumeIntegralInRange<std::size_t>(0, kQ * kQ - 1)] = pick_value(in); break;
+          }
+        }
+        if (in.ConsumeIntegralInRange(0, 15) == 0) ps.s.reserved0 = 1;
+      } else {
+        if (in.ConsumeBool()) ps.s.coefficients_length = pick_i64(in);
+        if (in.ConsumeBool()) ps.s.information_length = pick_i64(in);
+      }
+      // Lengths beyond the arrays here would be a lie about them.
+      if ((ps.s.coefficients && ps.s.coefficients_length > kQ) ||
+          (ps.s.information && ps.s.information_length > kQ * kQ))
+        return;
+      const Padded<rh_state> unchanged = ps;
+      const rh_status s = set ? rh_model_set_state(m, st) : rh_model_get_state(m, st);
+      check_call(set ? "rh_model_set_state" : "rh_model_get_state", s, m, before);
+      if (!set && s != RH_SUCCESS && std::memcmp(&ps, &unchanged, sizeof ps) != 0)
+        violated("a failed get_state wrote its output");
+      return;
+    }
+    case 6: {
+      void* out = in.ConsumeBool() ? nullptr : buf.checkpoint.data();
+      const std::int64_t capacity = in.ConsumeBool() ? static_cast<std::int64_t>(buf.checkpoint.size()) : pick_i64(in);
+      std::int64_t size = -7;
+      std::int64_t* size_out = in.ConsumeIntegralInRange(0, 15) == 0 ? nullptr : &size;
+      if (out && capacity > static_cast<std::int64_t>(buf.checkpoint.size())) return;
+      const rh_status s = rh_model_save_checkpoint(m, out, capacity, size_out);
+      check_call("rh_model_save_checkpoint", s, m, before);
+      if (s != RH_SUCCESS && size != -7) violated("a failed save wrote its size");
+      return;
+    }
+    case 7: {  // the model's own checkpoint with a few bytes spoiled, or raw bytes from the input
+      std::vector<std::uint8_t> bytes = before.checkpoint;
+      if (in.ConsumeBool()) {
+        bytes = in.ConsumeBytes<std::uint8_t>(in.ConsumeIntegralInRange<std::size_t>(0, 512));
+      } else {
+        for (int k = in.ConsumeIntegralInRange(0, 3); k > 0; --k)
+          bytes[in.ConsumeIntegralInRange<std::size_t>(0, bytes.size() - 1)] = in.ConsumeIntegral<std::uint8_t>();
+      }
+      std::int64_t size = static_cast<std::int64_t>(bytes.size());
+      if (in.ConsumeIntegralInRange(0, 7) == 0) size = pick_i64(in);
+      if (size > static_cast<std::int64_t>(bytes.size())) return;
+      const rh_status s = rh_model_load_checkpoint(m, in.ConsumeIntegralInRange(0, 15) ? bytes.data() : nullptr, size);
+      check_call("rh_model_load_checkpoint", s, m, before);
+      return;
+    }
+    case 8: {
+      rh_diagnostics* d = header(in, pd);
+      const Padded<rh_diagnostics> unchanged = pd;
+      const rh_status s = rh_model_diagnostics(m, d);
+      check_call("rh_model_diagnostics", s, m, before);
+      if (s != RH_SUCCESS && std::memcmp(&pd, &unchanged, sizeof pd) != 0) violated("a failed diagnostics wrote");
+      return;
+    }
+    case 9: {
+      rh_config* c = header(in, pc);
+      const Padded<rh_config> unchanged = pc;
+      const rh_status s = rh_model_get_config(m, c);
+      check_call("rh_model_get_config", s, m, before);
+      if (s != RH_SUCCESS && std::memcmp(&pc, &unchanged, sizeof pc) != 0) violated("a failed get_config wrote");
+      return;
+    }
+    case 10: check_call("rh_model_reset", rh_model_reset(m), m, before); return;
+    default: {  // a dead, invented or NULL handle changes nothing anywhere
+      rh_model* other = in.PickValueInArray<rh_model*>(
+          {nullptr, reinterpret_cast<rh_model*>(std::uintptr_t{0x1234}), reinterpret_cast<rh_model*>(~std::uintptr_t{0})});
+      const rh_status s = rh_model_reset(other);
+      if (s != RH_INVALID_ARGUMENT) violated("a dead handle is RH_INVALID_ARGUMENT");
+      check_call("rh_model_reset", s, nullptr, before);
+      if (!(snapshot(m) == before)) violated("a call on another handle changed the model");
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  // One host thread: a later config's host_threads is then ignored, as docs/abi.md says.
+  if (rh_init(RH_ABI_VERSION, 1, -1) != RH_SUCCESS) violated("rh_init");
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  FuzzedDataProvider in(data, size);
+  static Buffers buf;
+  fill_data(buf);
+  rh_model* m = create(in);
+  if (!m) return 0;
+  Snapshot current = snapshot(m);
+  for (int calls = 0; calls < 8 && in.remaining_bytes() > 0; ++calls) one_call(in, m, buf, current);
+  if (rh_model_destroy(m) != RH_SUCCESS) violated("destroy");
+  return 0;
+}
