@@ -12,7 +12,9 @@
 #include <cstdlib>
 #include <functional>
 #include <random>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "rh/detail/dense_solve.hpp"
@@ -59,6 +61,28 @@ double sum_reduce(const Vec& a, size_t n) {
   Kokkos::parallel_reduce("sum", Kokkos::RangePolicy<Space>(0, n), KOKKOS_LAMBDA(const size_t i, double& acc) { acc += a(i); }, sum);
   return sum;
 }
+// Peak FMA rate of plain (non-tensor-core) arithmetic: every thread runs 8 independent FMA chains.
+template <class T>
+void fma_kernel(const Kokkos::View<T*, Space::memory_space>& out, int threads, int iters) {
+  Kokkos::parallel_for("fma_peak", Kokkos::RangePolicy<Space>(0, threads), KOKKOS_LAMBDA(const int i) {
+    T a[8];
+    for (int c = 0; c < 8; ++c) a[c] = T(i + c) * T(1e-9);
+    const T m = T(0.999999), d = T(1e-7);
+    for (int it = 0; it < iters; ++it)
+      for (int c = 0; c < 8; ++c) a[c] = a[c] * m + d;
+    T sum = 0;
+    for (int c = 0; c < 8; ++c) sum += a[c];
+    out(i) = sum;
+  });
+}
+template <class T>
+double fma_peak() {
+  const int threads = 132 * 2048, iters = 4096;
+  Kokkos::View<T*, Space::memory_space> out("fma_out", threads);
+  const auto s = time_it(5, [&] { fma_kernel(out, threads, iters); Kokkos::fence(); });
+  return 2.0 * threads * double(iters) * 8 / s.median / 1e12;
+}
+
 void empty_kernel() { Kokkos::parallel_for("empty", Kokkos::RangePolicy<Space>(0, 1), KOKKOS_LAMBDA(const int) {}); }
 
 void copies() {
@@ -109,84 +133,108 @@ void copies() {
 
 // ---- Cholesky prototypes (no pivoting: the Newton Hessian is symmetric positive definite when it is usable) ----
 
-// One team, unblocked, right-looking on the lower triangle in global memory, then the two triangular solves.
+using Scratch = Kokkos::View<double**, Kokkos::LayoutRight, Space::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+using Member = Kokkos::TeamPolicy<Space>::member_type;
+
+// The unblocked right-looking factorization of the lower triangle of l (q×q, in global memory or in team scratch),
+// in place, by one team; false on a non-positive pivot (the same on every thread, so they return together).
+template <class L>
+KOKKOS_INLINE_FUNCTION bool team_factor(const Member& team, const L& l, int q) {
+  for (int k = 0; k < q; ++k) {
+    const double d = l(k, k);
+    if (!(d > 0)) return false;
+    const double r = sqrt(d);
+    team.team_barrier();  // every thread has read l(k,k) before it is overwritten
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k, q), [&](const int i) { l(i, k) = i == k ? r : l(i, k) / r; });
+    team.team_barrier();
+    const int m = q - k - 1;  // lower triangle of the trailing block, flattened over (i, j <= i)
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m * m), [&](const int e) {
+      const int i = k + 1 + e / m, j = k + 1 + e % m;
+      if (j <= i) l(i, j) -= l(i, k) * l(j, k);
+    });
+    team.team_barrier();
+  }
+  return true;
+}
+
+// y ← (L Lᵀ)⁻¹ y by one team, column by column: L z = y, then Lᵀ y = z.
+template <class L, class Y>
+KOKKOS_INLINE_FUNCTION void team_solve(const Member& team, const L& l, const Y& y, int q) {
+  for (int k = 0; k < q; ++k) {
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { y(k) = y(k) / l(k, k); });
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k + 1, q), [&](const int i) { y(i) -= l(i, k) * y(k); });
+    team.team_barrier();
+  }
+  for (int k = q - 1; k >= 0; --k) {
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { y(k) = y(k) / l(k, k); });
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k), [&](const int i) { y(i) -= l(k, i) * y(k); });
+    team.team_barrier();
+  }
+}
+
+// One team, the factor in global memory.
 struct CholeskyOneTeam {
-  using member = Kokkos::TeamPolicy<Space>::member_type;
   Mat a, l;
   Vec b, x;
   Status status;
   int q;
-  KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q * q), [&](const int e) { l(e / q, e % q) = a(e / q, e % q); });
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) { x(j) = b(j); });
     team.team_barrier();
-    for (int k = 0; k < q; ++k) {
-      const double d = l(k, k);
-      if (!(d > 0)) {
-        Kokkos::single(Kokkos::PerTeam(team), [&]() { status() = 1; });
-        return;
-      }
-      const double r = sqrt(d);
-      team.team_barrier();  // every thread has read l(k,k) before it is overwritten
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k, q), [&](const int i) { l(i, k) = i == k ? r : l(i, k) / r; });
-      team.team_barrier();
-      const int m = q - k - 1;  // lower triangle of the trailing block, flattened over (i, j <= i)
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m * m), [&](const int e) {
-        const int i = k + 1 + e / m, j = k + 1 + e % m;
-        if (j <= i) l(i, j) -= l(i, k) * l(j, k);
-      });
-      team.team_barrier();
-    }
-    for (int k = 0; k < q; ++k) {  // L y = b
-      Kokkos::single(Kokkos::PerTeam(team), [&]() { x(k) = x(k) / l(k, k); });
-      team.team_barrier();
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k + 1, q), [&](const int i) { x(i) -= l(i, k) * x(k); });
-      team.team_barrier();
-    }
-    for (int k = q - 1; k >= 0; --k) {  // Lᵀ x = y
-      Kokkos::single(Kokkos::PerTeam(team), [&]() { x(k) = x(k) / l(k, k); });
-      team.team_barrier();
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k), [&](const int i) { x(i) -= l(k, i) * x(k); });
-      team.team_barrier();
-    }
-    Kokkos::single(Kokkos::PerTeam(team), [&]() { status() = 0; });
+    const bool ok = team_factor(team, l, q);
+    if (ok) team_solve(team, l, x, q);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { status() = ok ? 0 : 1; });
   }
 };
 
-constexpr int nb = 32;  // panel width of the blocked prototype
-using Scratch = Kokkos::View<double**, Kokkos::LayoutRight, Space::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+// One team with the whole matrix in team scratch (shared memory): every access of the factorization and the solves
+// stays on chip. Fits while (q² + q)·8 bytes fit a block's shared memory (q <= 169 in fp64 on SM 9.0).
+struct CholeskyShared {
+  Mat a;
+  Vec b, x;
+  Status status;
+  int q;
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    Scratch l(team.team_scratch(0), q, q);
+    Kokkos::View<double*, Space::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> y(team.team_scratch(0), q);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q * q), [&](const int e) { l(e / q, e % q) = a(e / q, e % q); });
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) { y(j) = b(j); });
+    team.team_barrier();
+    const bool ok = team_factor(team, l, q);
+    if (ok) team_solve(team, l, y, q);
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) { x(j) = y(j); });
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { status() = ok ? 0 : 1; });
+  }
+};
 
 // Blocked right-looking Cholesky, one panel of nb columns per step, three launches per panel: the diagonal
 // block factored by one team in scratch, the panel below solved by teams of rows (L21 = A21 L11⁻ᵀ), and the
 // trailing lower triangle updated by one team per nb×nb tile (A22 -= L21 L21ᵀ). l must hold a copy of A.
+template <int nb>
 void blocked_cholesky(const Mat& l, const Status& status, int q) {
   using Policy = Kokkos::TeamPolicy<Space>;
-  using member = Policy::member_type;
   for (int k0 = 0; k0 < q; k0 += nb) {
     const int w = std::min(nb, q - k0), rest = q - k0 - w;
     Kokkos::parallel_for("chol_diag", Policy(1, nb).set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(nb, nb))),
-                         KOKKOS_LAMBDA(const member& team) {
+                         KOKKOS_LAMBDA(const Member& team) {
       Scratch s(team.team_scratch(0), nb, nb);
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w * w), [&](const int e) { s(e / w, e % w) = l(k0 + e / w, k0 + e % w); });
       team.team_barrier();
-      for (int k = 0; k < w; ++k) {
-        const double d = s(k, k);
-        if (!(d > 0)) { Kokkos::single(Kokkos::PerTeam(team), [&]() { status() = 1; }); return; }
-        const double r = sqrt(d);
-        team.team_barrier();
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k, w), [&](const int i) { s(i, k) = i == k ? r : s(i, k) / r; });
-        team.team_barrier();
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k + 1, w), [&](const int i) {
-          for (int j = k + 1; j <= i; ++j) s(i, j) -= s(i, k) * s(j, k);
-        });
-        team.team_barrier();
+      if (!team_factor(team, s, w)) {
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { status() = 1; });
+        return;
       }
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w * w), [&](const int e) { l(k0 + e / w, k0 + e % w) = s(e / w, e % w); });
     });
     if (rest == 0) break;
     const int row_teams = (rest + 127) / 128;
     Kokkos::parallel_for("chol_panel", Policy(row_teams, 128).set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(nb, nb))),
-                         KOKKOS_LAMBDA(const member& team) {
+                         KOKKOS_LAMBDA(const Member& team) {
       Scratch s(team.team_scratch(0), nb, nb);
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w * w), [&](const int e) { s(e / w, e % w) = l(k0 + e / w, k0 + e % w); });
       team.team_barrier();
@@ -204,7 +252,7 @@ void blocked_cholesky(const Mat& l, const Status& status, int q) {
     });
     const int tiles = (rest + nb - 1) / nb, pairs = tiles * (tiles + 1) / 2;
     Kokkos::parallel_for("chol_update", Policy(pairs, 256).set_scratch_size(0, Kokkos::PerTeam(2 * Scratch::shmem_size(nb, nb))),
-                         KOKKOS_LAMBDA(const member& team) {
+                         KOKKOS_LAMBDA(const Member& team) {
       int ti = 0, p = team.league_rank();  // tile pair (ti, tj), tj <= ti, in row-major order of the lower triangle
       while (p > ti) { p -= ti + 1; ++ti; }
       const int tj = p, r0 = k0 + w + ti * nb, c0 = k0 + w + tj * nb;
@@ -228,22 +276,10 @@ void blocked_cholesky(const Mat& l, const Status& status, int q) {
 
 // x = (L Lᵀ)⁻¹ b with the factor of blocked_cholesky, in one team.
 void cholesky_solve(const Mat& l, const Vec& b, const Vec& x, int q) {
-  using Policy = Kokkos::TeamPolicy<Space>;
-  Kokkos::parallel_for("chol_solve", Policy(1, 256), KOKKOS_LAMBDA(const Policy::member_type& team) {
+  Kokkos::parallel_for("chol_solve", Kokkos::TeamPolicy<Space>(1, 256), KOKKOS_LAMBDA(const Member& team) {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) { x(j) = b(j); });
     team.team_barrier();
-    for (int k = 0; k < q; ++k) {
-      Kokkos::single(Kokkos::PerTeam(team), [&]() { x(k) = x(k) / l(k, k); });
-      team.team_barrier();
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k + 1, q), [&](const int i) { x(i) -= l(i, k) * x(k); });
-      team.team_barrier();
-    }
-    for (int k = q - 1; k >= 0; --k) {
-      Kokkos::single(Kokkos::PerTeam(team), [&]() { x(k) = x(k) / l(k, k); });
-      team.team_barrier();
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k), [&](const int i) { x(i) -= l(k, i) * x(k); });
-      team.team_barrier();
-    }
+    team_solve(team, l, x, q);
   });
 }
 
@@ -262,7 +298,9 @@ double residual(const Mat& a, const Vec& b, const Vec& x, int q) {
   return r / nb_;
 }
 
-void solves(int q) {
+// smem_only: only the shared-memory variant (run last: a Kokkos that cannot give a team that much shared memory
+// may abort instead of throwing).
+void solves(int q, bool smem_only) {
   // A Newton-like system: A = GᵀG/m + 1e-3·I (symmetric positive definite, condition ≈ 1e3), b random.
   const int m = 4 * q;
   std::mt19937_64 gen(42);
@@ -291,6 +329,7 @@ void solves(int q) {
                 s.median * 1e3, s.min * 1e3, s.max * 1e3, flops / s.median / 1e9, residual(a, b, x, q));
   };
 
+  if (!smem_only) {
   {  // the solver's LuSolve, launched as Engine::lu_solve launches it
     using F = rh::detail::LuSolve<Space, Mat, Vec, Status>;
     const int team = std::min(1024, std::max(32, ((q * q + 31) / 32) * 32));
@@ -307,15 +346,23 @@ void solves(int q) {
     });
     line("Cholesky one team", s, chol_flops);
   }
-  {
-    auto s = time_it(30, [&] {
-      Kokkos::deep_copy(work, a);
-      blocked_cholesky(work, status, q);
-      cholesky_solve(work, b, x, q);
-      Kokkos::fence();
-    });
-    line("Cholesky blocked nb=32", s, chol_flops);
-  }
+  auto blocked = [&](auto nb_tag, const char* name) {
+    constexpr int nb = decltype(nb_tag)::value;
+    try {
+      auto s = time_it(30, [&] {
+        Kokkos::deep_copy(work, a);
+        blocked_cholesky<nb>(work, status, q);
+        cholesky_solve(work, b, x, q);
+        Kokkos::fence();
+      });
+      line(name, s, chol_flops);
+    } catch (const std::exception& e) {
+      std::printf("%-28s q=%-20d not run (%.60s)\n", name, q, e.what());
+    }
+  };
+  blocked(std::integral_constant<int, 16>{}, "Cholesky blocked nb=16");
+  blocked(std::integral_constant<int, 32>{}, "Cholesky blocked nb=32");
+  blocked(std::integral_constant<int, 64>{}, "Cholesky blocked nb=64");
 #ifdef RH_BASELINE_CUSOLVER
   {
     cusolverDnHandle_t h;
@@ -346,7 +393,21 @@ void solves(int q) {
     cusolverDnDestroy(h);
   }
 #endif
-  {  // the launch floor: one empty kernel, fenced
+  }
+  if (smem_only) {
+    const size_t bytes = Scratch::shmem_size(q, q) + Kokkos::View<double*, Space::scratch_memory_space>::shmem_size(q);
+    try {
+      auto s = time_it(30, [&] {
+        Kokkos::parallel_for("chol_shared", Kokkos::TeamPolicy<Space>(1, 512).set_scratch_size(0, Kokkos::PerTeam(bytes)),
+                             CholeskyShared{a, b, x, status, q});
+        Kokkos::fence();
+      });
+      line("Cholesky one team in smem", s, chol_flops);
+    } catch (const std::exception& e) {
+      std::printf("%-28s q=%-20d not run: %zu bytes of team scratch refused (%.60s)\n", "Cholesky one team in smem", q, bytes, e.what());
+    }
+  }
+  if (!smem_only) {  // the launch floor: one empty kernel, fenced
     auto s = time_it(100, [&] { empty_kernel(); Kokkos::fence(); });
     report("empty kernel + fence", size, s, 0.0, "-");
   }
@@ -358,8 +419,11 @@ int main(int argc, char** argv) {
   Kokkos::initialize(argc, argv);
   {
     std::printf("Kokkos %d, device %d\n", KOKKOS_VERSION, Space().cuda_device());
+    std::printf("%-28s %-22s %9.1f TFLOP/s\n", "fma peak fp64", "8 chains/thread", fma_peak<double>());
+    std::printf("%-28s %-22s %9.1f TFLOP/s\n", "fma peak fp32", "8 chains/thread", fma_peak<float>());
     copies();
-    for (int q : {91, 257}) solves(q);
+    for (int q : {91, 257}) solves(q, false);
+    solves(91, true);
   }
   Kokkos::finalize();
   return 0;
