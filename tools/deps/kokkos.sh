@@ -10,6 +10,12 @@ KOKKOS_VERSION="3.4.01"
 
 rh_cache_dir() { echo "${RH_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/renewable-huber}"; }
 
+# The C++ compiler that the Kokkos installed at $1 was built with (its CMake package records it). Code that
+# includes Kokkos' CUDA headers must be compiled with it.
+kokkos_cxx_compiler() {
+  sed -n 's/^set(Kokkos_CXX_COMPILER "\(.*\)")$/\1/Ip' "$1"/lib*/cmake/Kokkos/KokkosConfigCommon.cmake | head -n 1
+}
+
 # The Debian mirror URIs this machine already uses (deb822 .sources files and one-line sources.list).
 apt_mirror_uris() {
   {
