@@ -79,8 +79,17 @@ def command_line(argv: list[str]) -> str:
         if a in ("--worker", "--peer-python", "--sklearn-python"):
             skip = True
             continue
-        out.append(a)
+        out.append(_portable_path(a))
     return "tools/rh " + " ".join(out)
+
+
+def _portable_path(arg: str) -> str:
+    """A record is committed: a path inside the repository is written relative to it, any other absolute path as
+    <outside>/NAME, so no machine's folders end up in the tree (tools/release/outside_paths.sh)."""
+    if not os.path.isabs(arg):
+        return arg
+    rel = os.path.relpath(arg, rec.ROOT)
+    return rel if not rel.startswith("..") else "<outside>/" + os.path.basename(arg)
 
 
 def cmd_bench(args, argv) -> int:
