@@ -13,6 +13,7 @@
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -37,9 +38,11 @@ def resolve(rev: str) -> str:
         raise SystemExit(f"tools/rh ab: {rev} is not a commit of this repository")
 
 
-def build(sha: str, root: Path, log) -> Path:
-    """Worktree + build of one commit; returns the path of its rh_perf_worker."""
-    src, bld = root / sha[:12] / "src", root / sha[:12] / "build"
+def build(sha: str, root: Path, log, extra: list[str] = ()) -> Path:
+    """Worktree + build of one commit (with `extra` CMake options, in a build folder of its own); returns the path
+    of its rh_perf_worker."""
+    flavour = hashlib.sha256("\n".join(extra).encode()).hexdigest()[:8] if extra else ""
+    src, bld = root / sha[:12] / "src", root / sha[:12] / ("build-" + flavour if flavour else "build")
     if not (src / ".git").exists():
         src.parent.mkdir(parents=True, exist_ok=True)
         git("worktree", "prune")
@@ -55,7 +58,8 @@ def build(sha: str, root: Path, log) -> Path:
         raise SystemExit("tools/rh ab: RH_AB_CMAKE_OPTS is not set (run it through tools/rh ab)")
     log(f"building {sha[:12]} in {bld}")
     quiet = dict(stdout=subprocess.DEVNULL if not os.environ.get("RH_AB_VERBOSE") else None)
-    subprocess.run(["cmake", "-S", str(src), "-B", str(bld), *opts, "-DRH_BUILD_TESTS=OFF", "-DRH_BUILD_ABI=OFF"],
+    subprocess.run(["cmake", "-S", str(src), "-B", str(bld), *opts, *extra, "-DRH_BUILD_TESTS=OFF",
+                    "-DRH_BUILD_ABI=OFF"],
                    check=True, **quiet)
     subprocess.run(["cmake", "--build", str(bld), "--target", "rh_perf_worker"], check=True, **quiet)
     return bld / "perf" / "rh_perf_worker"
@@ -79,7 +83,9 @@ def main(args, argv) -> int:
     sel = selection_from(args)
     base_sha, cand_sha = resolve(args.base_rev), resolve(args.cand_rev)
     root = Path(args.build_root or rec.ROOT / "build" / "ab")
-    binaries = {"A:": build(base_sha, root, log), "B:": build(cand_sha, root, log)}
+    if base_sha == cand_sha and not args.cand_cmake:
+        raise SystemExit("tools/rh ab: the same revision twice measures nothing (give --cand-cmake to compare builds)")
+    binaries = {"A:": build(base_sha, root, log), "B:": build(cand_sha, root, log, args.cand_cmake)}
     env = worker_env()
     workers = {label: rh_worker(str(b), f"rh {label[0]}", env) for label, b in binaries.items()}
     try:
