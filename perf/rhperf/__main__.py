@@ -273,7 +273,7 @@ def main(argv: list[str]) -> int:
     a.add_argument("--out-dir", help="write BASE.json, CAND.json and ab.json here")
     a.add_argument("--rounds", type=int, help="interleaved rounds (= samples per case; at least 9)")
     a.add_argument("--cand-cmake", action="append", default=[], metavar="OPT",
-                   help="a CMake option for the candidate build only (repeatable), e.g. -DRH_NATIVE_ARCH=ON: the "
+                   help="a CMake option for the candidate build only (repeatable), e.g. --cand-cmake=-DRH_NATIVE_ARCH=ON: the "
                         "tuned build against the portable one, same revision")
     a.add_argument("--build-root", help=argparse.SUPPRESS)  # where the worktrees and builds go (tools/rh passes it)
     gate.add_threshold_flags(a)
