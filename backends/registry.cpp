@@ -51,9 +51,8 @@ void initialize_runtime(const RuntimeOptions& options) {
   // Checked even when Kokkos already runs: a value that would end the process at start-up is refused everywhere.
   if (options.num_threads > max_host_threads())
     throw Error(Errc::invalid_argument,
-                fmt::format("host_threads {} is more than this library allows ({}: 8 threads per logical CPU, at "
-                            "least 64)",
-                            options.num_threads, max_host_threads()));
+                fmt::format("host_threads {} is more than this library allows (8 per logical CPU, at least 64)",
+                            options.num_threads));
   std::lock_guard<std::mutex> lock(init_mutex);
   if (Kokkos::is_initialized()) return;  // the host program (or an earlier call) owns the configuration
   if (initialized_by_us)  // Kokkos cannot be initialized twice in one process

@@ -90,6 +90,8 @@ struct Row {
   bool c_checks_first = false;
   // An allocation through operator new fails: not tried under AddressSanitizer (see cpp_test_support.hpp).
   bool fails_operator_new = false;
+  // Undoes a process-wide setting the C call made, once its message was read (a C call would clear it).
+  std::function<void()> after_c = nullptr;
 };
 
 // The checkpoint of another model (fitted on other data), as bytes and as a file.
@@ -235,6 +237,25 @@ Row score_row(const std::string& input, rh_status want, const std::function<void
              }};
 }
 
+// fit with the batch spoiled by `spoil`, with the process's memory limit (each API's own) set to `limit` for the call.
+Row fit_under_limit(const std::string& input, std::uint64_t limit, const std::function<void(Input&)>& spoil) {
+  return Row{input, RH_ALLOCATION_FAILED, Start::fresh,
+             [spoil, limit](rh::Regressor& r, Input& in) {
+               spoil(in);
+               struct Limit {
+                 explicit Limit(std::uint64_t bytes) { rh::set_memory_limit(bytes); }
+                 ~Limit() { rh::set_memory_limit(0); }
+               } scoped(limit);
+               r.fit(in.cpp());
+             },
+             [spoil, limit](rh_model* m, Input& in) {
+               spoil(in);
+               rh_set_memory_limit(limit);
+               return rh_model_fit(m, &in.c(), nullptr);
+             },
+             false, false, [] { rh_set_memory_limit(0); }};
+}
+
 Row c_only(const std::string& input, rh_status want, const std::function<rh_status(rh_model*, Input&)>& c) {
   return Row{input, want, Start::fitted, nullptr, c};
 }
@@ -287,6 +308,32 @@ std::vector<Row> rows() {
       partial_fit_row("a negative weight", RH_INVALID_ARGUMENT, [](Input& i) { i.w()[4] = -0.5; }),
       partial_fit_row("all weights zero", RH_INVALID_ARGUMENT,
                       [](Input& i) { std::fill(i.arrays.w64.begin(), i.arrays.w64.end(), 0.0); }),
+      partial_fit_row("finite weights whose sum overflows (each 1e308)", RH_INVALID_ARGUMENT,
+                      [](Input& i) { std::fill(i.arrays.w64.begin(), i.arrays.w64.end(), 1e308); }),
+      partial_fit_row("weights so small that 1/N_b overflows (each 1e-320, first batch)", RH_INVALID_ARGUMENT,
+                      [](Input& i) { std::fill(i.arrays.w64.begin(), i.arrays.w64.end(), 1e-320); }, Start::fresh),
+      partial_fit_row("y near the largest double: the batch loss overflows", RH_NUMERICAL_ERROR,
+                      [](Input& i) { std::fill(i.arrays.y64.begin(), i.arrays.y64.end(), 1e308); }),
+      fit_under_limit("fit: 1 row of 100000 columns (J alone is 80 GB) under a memory limit of 16 GiB", 16ull << 30,
+                      [](Input& i) {
+                        i.arrays.x64.assign(100000, 0.5);
+                        i.c().x = i.arrays.x64.data();
+                        i.c().rows = 1;
+                        i.c().cols = 100000;
+                      }),
+      fit_under_limit("fit: 40 rows of 3 columns under a memory limit of 1 KiB", 1024, [](Input&) {}),
+      Row{"runtime start with 100000 host threads", RH_INVALID_ARGUMENT, Start::fitted,
+          [](rh::Regressor&, Input&) { rh::initialize_runtime(rh::RuntimeOptions{100000, -1}); },
+          [](rh_model*, Input&) { return rh_init(RH_ABI_VERSION, 100000, -1); }},
+      Row{"create: host_threads 100000", RH_INVALID_ARGUMENT, Start::none, nullptr,
+          [](rh_model*, Input&) {
+            rh_config c = make_config();
+            c.host_threads = 100000;
+            rh_model* out = nullptr;
+            return rh_model_create(RH_ABI_VERSION, &c, &out);
+          }},
+      Row{"rh_get_memory_limit with a NULL output", RH_INVALID_ARGUMENT, Start::none, nullptr,
+          [](rh_model*, Input&) { return rh_get_memory_limit(nullptr); }},
       partial_fit_row("4 columns for a model of 3", RH_INVALID_ARGUMENT, [](Input& i) { i.c().cols = 4; }),
       partial_fit_row("0 rows", RH_INVALID_ARGUMENT, [](Input& i) { i.c().rows = 0; }),
       partial_fit_row("-5 rows", RH_INVALID_ARGUMENT, [](Input& i) { i.c().rows = -5; }),
@@ -564,6 +611,7 @@ TEST_CASE("the bad-input table: both APIs, exact statuses and messages, models u
       REQUIRE(colon != std::string::npos);
       CHECK(c_message.rfind("rh_", 0) == 0);
       if (cpp && !row.c_checks_first) CHECK(c_message.substr(colon + 2) == cpp->message);
+      if (row.after_c) row.after_c();
       CHECK_MESSAGE(snapshot(fitted.c) == c_before, "the C model changed");
       message = c_message;
     }
