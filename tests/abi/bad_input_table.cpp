@@ -183,6 +183,18 @@ Row creation(const std::string& input, const std::function<void(rh::Config&)>& s
              }};
 }
 
+// A C configuration spoiled by `spoil`, for rh_model_create alone (the field has no C++ counterpart).
+Row c_creation(const std::string& input, const std::function<void(rh_config&)>& spoil) {
+  return Row{input, RH_INVALID_ARGUMENT, Start::none, nullptr, [spoil](rh_model*, Input&) {
+               rh_config c = make_config();
+               spoil(c);
+               rh_model* out = nullptr;
+               const rh_status s = rh_model_create(RH_ABI_VERSION, &c, &out);
+               if (s == RH_SUCCESS) rh_model_destroy(out);
+               return s;
+             }};
+}
+
 // partial_fit / predict / score with the batch spoiled by `spoil`, in both APIs.
 Row partial_fit_row(const std::string& input, rh_status want, const std::function<void(Input&)>& spoil,
                     Start start = Start::fitted) {
@@ -325,13 +337,7 @@ std::vector<Row> rows() {
       Row{"runtime start with 100000 host threads", RH_INVALID_ARGUMENT, Start::fitted,
           [](rh::Regressor&, Input&) { rh::initialize_runtime(rh::RuntimeOptions{100000, -1}); },
           [](rh_model*, Input&) { return rh_init(RH_ABI_VERSION, 100000, -1); }},
-      Row{"create: host_threads 100000", RH_INVALID_ARGUMENT, Start::none, nullptr,
-          [](rh_model*, Input&) {
-            rh_config c = make_config();
-            c.host_threads = 100000;
-            rh_model* out = nullptr;
-            return rh_model_create(RH_ABI_VERSION, &c, &out);
-          }},
+      c_creation("create: host_threads 100000", [](rh_config& c) { c.host_threads = 100000; }),
       Row{"rh_get_memory_limit with a NULL output", RH_INVALID_ARGUMENT, Start::none, nullptr,
           [](rh_model*, Input&) { return rh_get_memory_limit(nullptr); }},
       partial_fit_row("4 columns for a model of 3", RH_INVALID_ARGUMENT, [](Input& i) { i.c().cols = 4; }),
@@ -405,13 +411,7 @@ std::vector<Row> rows() {
       creation("create: max_iter 0", [](rh::Config& c) { c.max_iter = 0; }),
       creation("create: lambda_scale -0.1", [](rh::Config& c) { c.lambda_scale = -0.1; }),
       creation("create: ridge +Inf", [](rh::Config& c) { c.ridge = kInf; }),
-      Row{"create: penalty 3 (unknown)", RH_INVALID_ARGUMENT, Start::none, nullptr,
-          [](rh_model*, Input&) {
-            rh_config c = make_config();
-            c.penalty = 3;
-            rh_model* out = nullptr;
-            return rh_model_create(RH_ABI_VERSION, &c, &out);
-          }},
+      c_creation("create: penalty 3 (unknown)", [](rh_config& c) { c.penalty = 3; }),
       Row{"set_state: a NaN coefficient", RH_INVALID_STATE, Start::fitted,
           cpp_set_state([](rh::State& s) { s.coefficients[1] = kNaN; }),
           c_set_state([](rh::State& s) { s.coefficients[1] = kNaN; })},
