@@ -2,7 +2,9 @@
 // and teams are the unit of parallelism.
 #pragma once
 #include <Kokkos_Core.hpp>
+#include <cstdint>
 #include <fmt/format.h>
+#include <limits>
 
 #include "rh/detail/compat.hpp"
 #include "rh/error.hpp"
@@ -26,7 +28,11 @@ struct HostTraits {
 
   static int device_count() { return 1; }
   static int concurrency() { return compat::concurrency(ExecutionSpace()); }
-  static ExecutionSpace instance(int /*device_id*/) { return ExecutionSpace(); }
+  // Each engine its own instance where Kokkos has them (>= 4; compat.hpp): models on different threads run at once.
+  static constexpr bool independent_instances = compat::independent_instances;
+  static ExecutionSpace instance(int /*device_id*/) { return compat::independent_instance(ExecutionSpace()); }
+  // Host memory is bounded by the memory limit alone (rh::memory_limit, by default the physical memory).
+  static std::uint64_t available_memory(int /*device_id*/) { return std::numeric_limits<std::uint64_t>::max(); }
   static void check_device_pointer(const void*, const char* what, int /*device_id*/) {
     throw Error(Errc::invalid_argument,
                 fmt::format("{} was passed as device memory, but this execution space has no device memory", what));

@@ -1,9 +1,11 @@
 // Which execution spaces this build has (the generated list of backends/), Kokkos start-up, and the engine
 // factory over them. Nothing here names a space: each one's traits say what it is.
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <mutex>
+#include <thread>
 
 #include "rh/detail/compat.hpp"
 #include "rh/detail/compiled_spaces.hpp"
@@ -40,7 +42,17 @@ void finalize_at_exit() {
 }
 }  // namespace
 
+int max_host_threads() {
+  const unsigned cpus = std::thread::hardware_concurrency();  // 0 when unknown
+  return std::max(64, 8 * static_cast<int>(std::min(cpus, 1u << 20)));
+}
+
 void initialize_runtime(const RuntimeOptions& options) {
+  // Checked even when Kokkos already runs: a value that would end the process at start-up is refused everywhere.
+  if (options.num_threads > max_host_threads())
+    throw Error(Errc::invalid_argument,
+                fmt::format("host_threads {} is more than this library allows (8 per logical CPU, at least 64)",
+                            options.num_threads));
   std::lock_guard<std::mutex> lock(init_mutex);
   if (Kokkos::is_initialized()) return;  // the host program (or an earlier call) owns the configuration
   if (initialized_by_us)  // Kokkos cannot be initialized twice in one process
@@ -59,7 +71,7 @@ std::vector<SpaceInfo> compiled_spaces() {
   std::vector<SpaceInfo> out;
   detail::for_each_type(detail::CompiledSpaces{}, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    out.push_back({T::id, space_name(T::id), T::concurrency(), T::device_count()});
+    out.push_back({T::id, space_name(T::id), T::concurrency(), T::device_count(), T::independent_instances});
   });
   return out;
 }

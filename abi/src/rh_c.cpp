@@ -64,6 +64,17 @@ rh_status rh_init(uint32_t abi_version, int32_t host_threads, int32_t device_id)
   });
 }
 
+rh_status rh_set_memory_limit(uint64_t bytes) noexcept {
+  return run("rh_set_memory_limit", [&] { rh::set_memory_limit(bytes); });
+}
+
+rh_status rh_get_memory_limit(uint64_t* bytes) noexcept {
+  return run("rh_get_memory_limit", [&] {
+    require(bytes, "bytes");
+    *bytes = rh::memory_limit();
+  });
+}
+
 rh_status rh_space_count(int32_t* count) noexcept {
   return run("rh_space_count", [&] {
     require(count, "count");
@@ -93,7 +104,11 @@ rh_status rh_model_create(uint32_t abi_version, const rh_config* config, rh_mode
     // Registered on the runtime thread too, so that a failed registration also tears the model down there.
     on_runtime_thread([&] {
       rh::initialize_runtime(rh::RuntimeOptions{s.host_threads, s.device_id});
-      auto created = std::make_shared<Model>(rh::Regressor(s.space, s.dtype, s.config, s.device_id), s.host_threads);
+      bool concurrent = false;
+      for (const rh::SpaceInfo& info : rh::compiled_spaces())
+        if (info.space == s.space) concurrent = info.concurrent_models;
+      auto created = std::make_shared<Model>(rh::Regressor(s.space, s.dtype, s.config, s.device_id), s.host_threads,
+                                             concurrent);
       *model = registry().add(std::move(created));
     });
   });
@@ -104,7 +119,8 @@ rh_status rh_model_destroy(rh_model* model) noexcept {
     if (!model) return;  // like free(NULL)
     const std::shared_ptr<Model> dying = registry().take(model);  // from now on no call can find it
     std::lock_guard<std::mutex> lock(dying->call);                  // waits for the call in flight, if any
-    on_runtime_thread([&] { dying->regressor.reset(); });
+    if (dying->on_caller_thread) dying->regressor.reset();
+    else on_runtime_thread([&] { dying->regressor.reset(); });
   });
 }
 

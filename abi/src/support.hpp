@@ -21,19 +21,25 @@ constexpr std::size_t kMessageCapacity = 1024;
 // one at a time and a destroy waits until none is in flight; `regressor` is empty once the model was destroyed
 // (a call that was waiting for the mutex then finds it so and reports a dead handle).
 struct Model {
-  Model(Regressor r, int threads) : regressor(std::move(r)), host_threads(threads) {}
+  Model(Regressor r, int threads, bool concurrent)
+      : regressor(std::move(r)), host_threads(threads), on_caller_thread(concurrent) {}
   std::mutex call;
   std::optional<Regressor> regressor;  // guarded by `call`
   int host_threads;                    // as requested at creation (applies only if that creation started the runtime)
+  // Its space runs models concurrently (rh::SpaceInfo::concurrent_models): calls run on the calling thread, not on
+  // the runtime thread.
+  const bool on_caller_thread;
   // Its own mutex, so that reading the message never waits for a call in flight.
   std::mutex message;
   char last_error[kMessageCapacity] = "";  // guarded by `message`
 };
 
-// Runs `task` on the library's runtime thread, waits for it, and rethrows here whatever it threw. Every call that
-// touches the Kokkos runtime or a Regressor goes through it, because Kokkos 3.4 works only on the thread that
-// initialized it (the OpenMP instance is thread-local) and its default instances are not reentrant (Serial keeps
-// one global team scratch buffer). Callers on any thread are thus served, one call at a time.
+// Runs `task` on the library's runtime thread, waits for it, and rethrows here whatever it threw. Starting the
+// runtime, creating and destroying models, and every call on a model whose space shares one execution-space instance
+// (Kokkos 3.4, or CUDA) go through it: Kokkos 3.4 works only on the thread that initialized it (the OpenMP instance
+// is thread-local) and its default instances are not reentrant (Serial keeps one global team scratch buffer).
+// Callers on any thread are thus served, one call at a time. A model whose space gives it an instance of its own
+// (Kokkos >= 4, host spaces) runs its calls on the calling thread instead, in parallel with other models.
 void on_runtime_thread(const std::function<void()>& task);
 
 // Live handles. A handle is a token that is never reused, so a destroyed handle stays invalid for good, even when
@@ -84,7 +90,7 @@ rh_status run(const char* function, F&& body) noexcept {
   }
 }
 
-// run() with body(regressor) on the runtime thread, for the live model of `handle`, holding the model's call mutex;
+// run() with body(regressor) on the runtime thread (or the calling thread, see Model), for the live model of `handle`, holding the model's call mutex;
 // the outcome's message is also kept on the model.
 template <class F>
 rh_status with_model(const rh_model* handle, const char* function, F&& body) noexcept {
@@ -94,7 +100,8 @@ rh_status with_model(const rh_model* handle, const char* function, F&& body) noe
     model = registry().get(handle);
     lock = std::unique_lock<std::mutex>(model->call);
     if (!model->regressor) not_live(handle);  // destroyed while this call waited
-    on_runtime_thread([&] { body(*model); });
+    if (model->on_caller_thread) body(*model);
+    else on_runtime_thread([&] { body(*model); });
   });
   if (lock && model->regressor) {
     std::lock_guard<std::mutex> guard(model->message);

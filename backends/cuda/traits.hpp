@@ -2,6 +2,7 @@
 // of the project that calls the CUDA runtime.
 #pragma once
 #include <Kokkos_Core.hpp>
+#include <cstdint>
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
@@ -46,6 +47,20 @@ struct Traits {
                                                  "device {} (set it with rh::initialize_runtime or rh_init)",
                                                  device_id, space.cuda_device()));
     return space;
+  }
+
+  // Every engine runs on the default instance: calls on CUDA models are serialized by the library.
+  static constexpr bool independent_instances = false;
+
+  // Free memory of the device Kokkos runs on (the engine's, checked by instance()), asked before allocating.
+  static std::uint64_t available_memory(int /*device_id*/) {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    const cudaError_t err = cudaMemGetInfo(&free_bytes, &total_bytes);
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      throw Error(Errc::device_error, fmt::format("cudaMemGetInfo failed: {}", cudaGetErrorString(err)));
+    }
+    return free_bytes;
   }
 
   // Memory passed as device memory must be CUDA device (or managed) memory on the engine's device.

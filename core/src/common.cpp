@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "rh/config.hpp"
+#include "rh/detail/engine_base.hpp"  // max_state_count
 #include "rh/detail/penalties.hpp"
 #include "rh/error.hpp"
 #include "rh/regressor.hpp"
@@ -120,8 +121,7 @@ void validate_state(const State& st) {
   if (st.n_samples_seen < 0 || st.batch_count < 0) bad("counters must be non-negative");
   // Room for the counts of any batches that fit in memory: the next update adds to them (found by
   // tests/fuzz/state_import: n_samples_seen = 2^63-1 made the next batch overflow).
-  constexpr std::int64_t max_count = std::int64_t{1} << 62;
-  if (st.n_samples_seen >= max_count || st.batch_count >= max_count)
+  if (st.n_samples_seen >= detail::max_state_count || st.batch_count >= detail::max_state_count)
     bad(fmt::format("counters must be below 2^62 (n_samples_seen {}, batch_count {})", st.n_samples_seen,
                     st.batch_count));
   if (!(std::isfinite(st.previous_lambda) && st.previous_lambda >= 0))

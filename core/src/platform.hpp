@@ -6,6 +6,7 @@
 //                 (the write-through move stands for the folder flush); GetFileAttributesW for the target check.
 //   InputFile     CreateFileW(OPEN_EXISTING) + GetFileType == FILE_TYPE_DISK and not a directory; ReadFile.
 //   process_id    GetCurrentProcessId.
+//   physical_memory_bytes  GlobalMemoryStatusEx.
 // Every failure throws rh::Error(Errc::invalid_argument) whose message names the path and the system's reason.
 #pragma once
 #include <cstddef>
@@ -41,5 +42,8 @@ class InputFile {
 
 // Identifies this process, e.g. to notice that it is a child created by fork().
 std::uint64_t process_id() noexcept;
+
+// The host's physical memory in bytes (0 when unknown). Windows: GlobalMemoryStatusEx's ullTotalPhys.
+std::uint64_t physical_memory_bytes() noexcept;
 
 }  // namespace rh::platform

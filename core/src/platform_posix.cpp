@@ -152,4 +152,10 @@ std::size_t InputFile::read(std::uint8_t* buffer, std::size_t size) {
 
 std::uint64_t process_id() noexcept { return static_cast<std::uint64_t>(::getpid()); }
 
+std::uint64_t physical_memory_bytes() noexcept {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return 0;
+  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size);
+}
+
 }  // namespace rh::platform

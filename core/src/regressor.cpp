@@ -1,15 +1,26 @@
 // rh::Regressor: host-side validation and dispatch to the engine of the chosen space. No numerics here.
 #include "rh/regressor.hpp"
 
+#include <atomic>
 #include <fmt/format.h>
 #include <limits>
 #include <new>
+#include <string>
 
+#include "platform.hpp"
 #include "rh/detail/engine_base.hpp"
 
 namespace rh {
 
 namespace {
+
+// Kokkos reports a failed allocation of any memory space as a std::runtime_error ("... memory space failed to
+// allocate ..." in 4.x, "Kokkos failed to allocate memory ..." or "Memory allocation failure" in 3.4, on the host
+// and on CUDA alike); its type says nothing more.
+bool is_allocation_failure(const std::exception& e) {
+  const std::string what = e.what();
+  return what.find("allocate") != std::string::npos || what.find("allocation failure") != std::string::npos;
+}
 
 // Runs an engine call, turning foreign exceptions into rh::Error so that only typed errors leave the API.
 template <class F>
@@ -21,13 +32,25 @@ auto guarded(const char* what, F&& f) -> decltype(f()) {
   } catch (const std::bad_alloc&) {
     throw Error(Errc::allocation_failed, fmt::format("{}: out of memory", what));
   } catch (const std::exception& e) {
+    if (is_allocation_failure(e)) throw Error(Errc::allocation_failed, fmt::format("{}: {}", what, e.what()));
     throw Error(Errc::device_error, fmt::format("{}: {}", what, e.what()));
   }
 }
 
+std::atomic<std::uint64_t> memory_limit_bytes{0};  // 0: the default
+
 constexpr std::int64_t kMaxIndex = std::numeric_limits<std::int64_t>::max() / 4;
 
 }  // namespace
+
+void set_memory_limit(std::uint64_t bytes) { memory_limit_bytes = bytes; }
+
+std::uint64_t memory_limit() {
+  const std::uint64_t set = memory_limit_bytes;
+  if (set > 0) return set;
+  const std::uint64_t physical = platform::physical_memory_bytes();
+  return physical > 0 ? physical : std::numeric_limits<std::uint64_t>::max();
+}
 
 Regressor::Regressor(Space space, Dtype dtype, const Config& config, int device_id)
     : space_(space), dtype_(dtype), device_id_(device_id), config_(config) {

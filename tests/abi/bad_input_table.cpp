@@ -90,6 +90,8 @@ struct Row {
   bool c_checks_first = false;
   // An allocation through operator new fails: not tried under AddressSanitizer (see cpp_test_support.hpp).
   bool fails_operator_new = false;
+  // Undoes a process-wide setting the C call made, once its message was read (a C call would clear it).
+  std::function<void()> after_c = nullptr;
 };
 
 // The checkpoint of another model (fitted on other data), as bytes and as a file.
@@ -181,6 +183,18 @@ Row creation(const std::string& input, const std::function<void(rh::Config&)>& s
              }};
 }
 
+// A C configuration spoiled by `spoil`, for rh_model_create alone (the field has no C++ counterpart).
+Row c_creation(const std::string& input, const std::function<void(rh_config&)>& spoil) {
+  return Row{input, RH_INVALID_ARGUMENT, Start::none, nullptr, [spoil](rh_model*, Input&) {
+               rh_config c = make_config();
+               spoil(c);
+               rh_model* out = nullptr;
+               const rh_status s = rh_model_create(RH_ABI_VERSION, &c, &out);
+               if (s == RH_SUCCESS) rh_model_destroy(out);
+               return s;
+             }};
+}
+
 // partial_fit / predict / score with the batch spoiled by `spoil`, in both APIs.
 Row partial_fit_row(const std::string& input, rh_status want, const std::function<void(Input&)>& spoil,
                     Start start = Start::fitted) {
@@ -235,6 +249,25 @@ Row score_row(const std::string& input, rh_status want, const std::function<void
              }};
 }
 
+// fit with the batch spoiled by `spoil`, with the process's memory limit (each API's own) set to `limit` for the call.
+Row fit_under_limit(const std::string& input, std::uint64_t limit, const std::function<void(Input&)>& spoil) {
+  return Row{input, RH_ALLOCATION_FAILED, Start::fresh,
+             [spoil, limit](rh::Regressor& r, Input& in) {
+               spoil(in);
+               struct Limit {
+                 explicit Limit(std::uint64_t bytes) { rh::set_memory_limit(bytes); }
+                 ~Limit() { rh::set_memory_limit(0); }
+               } scoped(limit);
+               r.fit(in.cpp());
+             },
+             [spoil, limit](rh_model* m, Input& in) {
+               spoil(in);
+               rh_set_memory_limit(limit);
+               return rh_model_fit(m, &in.c(), nullptr);
+             },
+             false, false, [] { rh_set_memory_limit(0); }};
+}
+
 Row c_only(const std::string& input, rh_status want, const std::function<rh_status(rh_model*, Input&)>& c) {
   return Row{input, want, Start::fitted, nullptr, c};
 }
@@ -287,6 +320,26 @@ std::vector<Row> rows() {
       partial_fit_row("a negative weight", RH_INVALID_ARGUMENT, [](Input& i) { i.w()[4] = -0.5; }),
       partial_fit_row("all weights zero", RH_INVALID_ARGUMENT,
                       [](Input& i) { std::fill(i.arrays.w64.begin(), i.arrays.w64.end(), 0.0); }),
+      partial_fit_row("finite weights whose sum overflows (each 1e308)", RH_INVALID_ARGUMENT,
+                      [](Input& i) { std::fill(i.arrays.w64.begin(), i.arrays.w64.end(), 1e308); }),
+      partial_fit_row("weights so small that 1/N_b overflows (each 1e-320, first batch)", RH_INVALID_ARGUMENT,
+                      [](Input& i) { std::fill(i.arrays.w64.begin(), i.arrays.w64.end(), 1e-320); }, Start::fresh),
+      partial_fit_row("y near the largest double: the batch loss overflows", RH_NUMERICAL_ERROR,
+                      [](Input& i) { std::fill(i.arrays.y64.begin(), i.arrays.y64.end(), 1e308); }),
+      fit_under_limit("fit: 1 row of 100000 columns (J alone is 80 GB) under a memory limit of 16 GiB", 16ull << 30,
+                      [](Input& i) {
+                        i.arrays.x64.assign(100000, 0.5);
+                        i.c().x = i.arrays.x64.data();
+                        i.c().rows = 1;
+                        i.c().cols = 100000;
+                      }),
+      fit_under_limit("fit: 40 rows of 3 columns under a memory limit of 1 KiB", 1024, [](Input&) {}),
+      Row{"runtime start with 100000 host threads", RH_INVALID_ARGUMENT, Start::fitted,
+          [](rh::Regressor&, Input&) { rh::initialize_runtime(rh::RuntimeOptions{100000, -1}); },
+          [](rh_model*, Input&) { return rh_init(RH_ABI_VERSION, 100000, -1); }},
+      c_creation("create: host_threads 100000", [](rh_config& c) { c.host_threads = 100000; }),
+      Row{"rh_get_memory_limit with a NULL output", RH_INVALID_ARGUMENT, Start::none, nullptr,
+          [](rh_model*, Input&) { return rh_get_memory_limit(nullptr); }},
       partial_fit_row("4 columns for a model of 3", RH_INVALID_ARGUMENT, [](Input& i) { i.c().cols = 4; }),
       partial_fit_row("0 rows", RH_INVALID_ARGUMENT, [](Input& i) { i.c().rows = 0; }),
       partial_fit_row("-5 rows", RH_INVALID_ARGUMENT, [](Input& i) { i.c().rows = -5; }),
@@ -358,13 +411,7 @@ std::vector<Row> rows() {
       creation("create: max_iter 0", [](rh::Config& c) { c.max_iter = 0; }),
       creation("create: lambda_scale -0.1", [](rh::Config& c) { c.lambda_scale = -0.1; }),
       creation("create: ridge +Inf", [](rh::Config& c) { c.ridge = kInf; }),
-      Row{"create: penalty 3 (unknown)", RH_INVALID_ARGUMENT, Start::none, nullptr,
-          [](rh_model*, Input&) {
-            rh_config c = make_config();
-            c.penalty = 3;
-            rh_model* out = nullptr;
-            return rh_model_create(RH_ABI_VERSION, &c, &out);
-          }},
+      c_creation("create: penalty 3 (unknown)", [](rh_config& c) { c.penalty = 3; }),
       Row{"set_state: a NaN coefficient", RH_INVALID_STATE, Start::fitted,
           cpp_set_state([](rh::State& s) { s.coefficients[1] = kNaN; }),
           c_set_state([](rh::State& s) { s.coefficients[1] = kNaN; })},
@@ -564,6 +611,7 @@ TEST_CASE("the bad-input table: both APIs, exact statuses and messages, models u
       REQUIRE(colon != std::string::npos);
       CHECK(c_message.rfind("rh_", 0) == 0);
       if (cpp && !row.c_checks_first) CHECK(c_message.substr(colon + 2) == cpp->message);
+      if (row.after_c) row.after_c();
       CHECK_MESSAGE(snapshot(fitted.c) == c_before, "the C model changed");
       message = c_message;
     }

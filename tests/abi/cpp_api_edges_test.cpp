@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cpp_test_support.hpp"
@@ -167,4 +168,47 @@ TEST_CASE("a moved-from Regressor is an invalid_state error on every use, and ca
   source = rh::Regressor(space_under_test(), rh::Dtype::f64);
   source.partial_fit(d.batch());
   CHECK(same_bits(source.coefficients(), coefficients));
+}
+
+// Issue 15, item 8: with Kokkos >= 4 a host-space Regressor runs on an execution-space instance of its own and may be
+// used from any thread; Regressors on several threads (none of them the one that initialized Kokkos) run at once
+// and each ends bit for bit where it ends alone. Kokkos 3.4 and CUDA share one instance (docs/abi.md, "Threading").
+TEST_CASE("Regressors on threads of their own give each thread's result alone, where the space allows it") {
+  rh::SpaceInfo info{};
+  for (const rh::SpaceInfo& s : rh::compiled_spaces())
+    if (s.space == space_under_test()) info = s;
+  const bool kokkos4 = rh::kokkos_version().rfind("3.", 0) != 0;
+  CHECK(info.concurrent_models == (kokkos4 && info.space != rh::Space::cuda));
+  if (!info.concurrent_models) return;
+  constexpr int kThreads = 4, kBatches = 5;
+  // Thread t's stream: the batch of Data with y shifted by t and the batch index.
+  const auto stream = [](int t) {
+    Data d;
+    rh::Regressor m(space_under_test(), rh::Dtype::f64);
+    for (int b = 0; b < kBatches; ++b) {
+      for (double& y : d.y) y += 0.25 * t - 0.1 * b;
+      m.partial_fit(d.batch());
+    }
+    return m.state();
+  };
+  std::vector<rh::State> alone, together(kThreads);
+  for (int t = 0; t < kThreads; ++t) alone.push_back(stream(t));
+  std::vector<std::string> problems(kThreads);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < kThreads; ++t)
+    workers.emplace_back([&, t] {
+      try {
+        together[static_cast<std::size_t>(t)] = stream(t);
+      } catch (const std::exception& e) {
+        problems[static_cast<std::size_t>(t)] = e.what();
+      }
+    });
+  for (std::thread& w : workers) w.join();
+  for (int t = 0; t < kThreads; ++t) {
+    CAPTURE(t);
+    CHECK(problems[static_cast<std::size_t>(t)].empty());
+    CHECK(same_bits(together[static_cast<std::size_t>(t)].coefficients, alone[static_cast<std::size_t>(t)].coefficients));
+    CHECK(same_bits(together[static_cast<std::size_t>(t)].information, alone[static_cast<std::size_t>(t)].information));
+    CHECK(together[static_cast<std::size_t>(t)].weight_sum == alone[static_cast<std::size_t>(t)].weight_sum);
+  }
 }

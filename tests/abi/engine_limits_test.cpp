@@ -1,9 +1,9 @@
-// Regression tests for the engine items of issue 15 (1: weight sums that overflow, 2: atomic allocation, 3: size and
-// thread bounds). They FAIL on the current engine, which the second part of issue 15 changes, so every case is
-// skipped by default and the suite has no ctest entry yet. Run them by hand with
-//   build/cpu/tests/abi/rh_abi_tests --test-suite=engine_limits --no-skip
-// and give the suite its ctest entry (tests/abi/CMakeLists.txt) together with the fix.
+// Regression tests for the engine items of issue 15 (1: sums that overflow, 2: atomic allocation, 3: size and thread
+// bounds). Each failed on main at edf27c6 (the statuses and effects are written beside each case): run there with
+//   build/cpu/tests/abi/rh_abi_tests --test-suite=engine_limits
 #include <cstdlib>
+#include <limits>
+#include <string>
 #include <sys/resource.h>
 #include <vector>
 
@@ -30,8 +30,9 @@ long peak_rss_kib() {
 
 TEST_SUITE("engine_limits") {
 
-// Item 1. Today: the batch sum +Inf passes `!(total > 0)`; the solve then fails or commits weight_sum = +Inf.
-TEST_CASE("weights whose batch sum overflows are refused before anything is committed" * doctest::skip()) {
+// Item 1. On main: the batch sum +Inf passed `!(total > 0)`; the solve then failed (RH_NUMERICAL_ERROR) or committed
+// weight_sum = +Inf.
+TEST_CASE("weights whose batch sum overflows are refused before anything is committed") {
   Model m;
   const Snapshot before = fitted_snapshot(m);
   Data d = make_data(kRows, kCols, 2, true);
@@ -43,7 +44,7 @@ TEST_CASE("weights whose batch sum overflows are refused before anything is comm
   CHECK(snapshot(m) == before);
 }
 
-TEST_CASE("a cumulative weight sum that would overflow is refused" * doctest::skip()) {
+TEST_CASE("a cumulative weight sum that would overflow is refused") {
   Model m;
   Snapshot s = fitted_snapshot(m);
   rh_state st = s.scalars;
@@ -60,8 +61,13 @@ TEST_CASE("a cumulative weight sum that would overflow is refused" * doctest::sk
   CHECK(snapshot(m) == before);
 }
 
-// Item 2. Today: RH_DEVICE_ERROR ("Kokkos failed to allocate"), and the work views may be left inconsistent.
-TEST_CASE("an allocation that fails is RH_ALLOCATION_FAILED and the model stays usable" * doctest::skip()) {
+// Item 2. On main: RH_DEVICE_ERROR ("Kokkos failed to allocate"), and the work views were left inconsistent (the next
+// partial_fit failed too). The memory limit is lifted so that the allocation itself is tried and fails (8 TiB).
+TEST_CASE("an allocation that fails is RH_ALLOCATION_FAILED and the model stays usable") {
+  struct NoLimit {
+    NoLimit() { REQUIRE(rh_set_memory_limit(std::numeric_limits<std::uint64_t>::max()) == RH_SUCCESS); }
+    ~NoLimit() { rh_set_memory_limit(0); }
+  } no_limit;
   Model m;
   const Snapshot before = fitted_snapshot(m);
   const std::int64_t p = std::int64_t{1} << 20;  // J alone would be 8 TiB
@@ -76,13 +82,14 @@ TEST_CASE("an allocation that fails is RH_ALLOCATION_FAILED and the model stays 
   b.dtype = RH_DTYPE_F64;
   b.memory = RH_MEMORY_HOST;
   CHECK(rh_model_fit(m, &b, nullptr) == RH_ALLOCATION_FAILED);
+  CHECK(std::string(rh_last_error()).find("allocate") != std::string::npos);
   CHECK(snapshot(m) == before);
   partial_fit(m, make_data(kRows, kCols, 4), RH_DTYPE_F64);  // still usable
 }
 
-// Item 3. Today: p = 1e8 allocates about 3.9 GB before an error. Reads 0.8 GB of zero pages of X (calloc: no
+// Item 3. On main: p = 1e8 allocated about 3.9 GB before an error (RH_DEVICE_ERROR). Reads 0.8 GB of zero pages of X (calloc: no
 // memory is committed for them).
-TEST_CASE("a huge p is refused before the engine allocates for it" * doctest::skip()) {
+TEST_CASE("a huge p is refused before the engine allocates for it") {
   Model m;
   const Snapshot before = fitted_snapshot(m);
   const std::int64_t p = 100000000;
@@ -106,9 +113,52 @@ TEST_CASE("a huge p is refused before the engine allocates for it" * doctest::sk
   std::free(x);
 }
 
-// Item 3. Today: the process ends inside Kokkos' OpenMP start-up. Run alone (the runtime must not be started yet).
-TEST_CASE("an absurd host thread count is refused" * doctest::skip()) {
+// Item 3. On main: the process ended inside Kokkos' OpenMP start-up ("libgomp: Thread creation failed"). Refused
+// whether the runtime runs already or not.
+TEST_CASE("an absurd host thread count is refused") {
   CHECK(rh_init(RH_ABI_VERSION, 100000, -1) == RH_INVALID_ARGUMENT);
+  CHECK(std::string(rh_last_error()).find("host_threads 100000") != std::string::npos);
+  rh_config c = make_config();
+  c.host_threads = 100000;
+  rh_model* m = nullptr;
+  CHECK(rh_model_create(RH_ABI_VERSION, &c, &m) == RH_INVALID_ARGUMENT);
+  CHECK(m == nullptr);
+}
+
+// Item 3: the memory limit is the caller's to set; a model that would need more is refused before it allocates, and
+// the limit applies to every call that would grow the model (here a predict with many rows).
+TEST_CASE("the memory limit refuses what would exceed it, and 0 restores the default") {
+  std::uint64_t default_limit = 0;
+  REQUIRE(rh_get_memory_limit(&default_limit) == RH_SUCCESS);
+  CHECK(default_limit > 0);
+  Model m;
+  const Snapshot before = fitted_snapshot(m);
+  REQUIRE(rh_set_memory_limit(64 * 1024) == RH_SUCCESS);  // 64 KiB: the fitted model fits, 4000 more rows do not
+  const Data wide = make_data(4000, kCols, 5);
+  Arrays a;
+  const rh_batch b = make_batch(wide, RH_DTYPE_F64, a);
+  std::vector<double> out(4000);
+  CHECK(rh_model_predict(m, &b, out.data(), 4000) == RH_ALLOCATION_FAILED);
+  CHECK(std::string(rh_last_error()).find("memory limit") != std::string::npos);
+  CHECK(rh_model_partial_fit(m, &b, nullptr) == RH_ALLOCATION_FAILED);
+  CHECK(snapshot(m) == before);
+  REQUIRE(rh_set_memory_limit(0) == RH_SUCCESS);
+  std::uint64_t restored = 0;
+  REQUIRE(rh_get_memory_limit(&restored) == RH_SUCCESS);
+  CHECK(restored == default_limit);
+  CHECK(rh_model_predict(m, &b, out.data(), 4000) == RH_SUCCESS);
+  CHECK(rh_get_memory_limit(nullptr) == RH_INVALID_ARGUMENT);
+}
+
+// Item 1: N_b must stay finite and so must 1/N_b; weights so small that 1/N_b overflows are refused too.
+TEST_CASE("weights whose total is too small to invert are refused") {
+  Model m;
+  Data d = make_data(kRows, kCols, 7, true);
+  for (double& w : d.w) w = 1e-320;  // subnormal: W_b > 0, 1/W_b = +Inf
+  Arrays a;
+  const rh_batch b = make_batch(d, RH_DTYPE_F64, a);
+  CHECK(rh_model_partial_fit(m, &b, nullptr) == RH_INVALID_ARGUMENT);
+  CHECK(std::string(rh_last_error()).find("1/N_b") != std::string::npos);
 }
 
 }  // TEST_SUITE

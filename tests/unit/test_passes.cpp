@@ -11,6 +11,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "reference/passes.hpp"
@@ -153,6 +154,7 @@ struct OnSpace {
     Vector buffer, raw_x;
     typename Passes::Rows rows;
     detail::Chunks chunks;
+    detail::BatchCounts counts;  // what staging counted
   };
   Staged stage(const Problem& pr, bool row_major = true, long long extra_ld = 0) {
     const std::vector<S> x = caller_x(pr, row_major, extra_ld), y(pr.y.begin(), pr.y.end()), w(pr.w.begin(), pr.w.end());
@@ -166,14 +168,14 @@ struct OnSpace {
     b.weights = w.empty() ? nullptr : w.data();
     b.dtype = dtype_of<S>();
     Staged st;
-    st.buffer = Passes::design_buffer(pr.n, pr.q);
+    st.buffer = passes.design_buffer(pr.n, pr.q);
     st.rows.x = Passes::design_view(st.buffer, pr.n, pr.q);
     st.rows.y = Vector("y", pr.n);
     st.rows.w = Vector("w", pr.n);
     st.rows.s = Vector("s", pr.n);
     st.rows.c = Vector("c", pr.n);
     st.chunks = passes.chunks_for(pr.n, pr.q);
-    passes.stage(b, st.rows, st.raw_x);
+    st.counts = passes.stage(b, st.rows, st.raw_x);
     Kokkos::fence();
     return st;
   }
@@ -225,10 +227,16 @@ TEST_CASE_TEMPLATE_DEFINE("stage and validate copy and count exactly what the re
         CHECK(OnSpace<T>::values(st.rows.x) == want.x);  // a copy: bit for bit
         const Values y = OnSpace<T>::values(st.rows.y);
         CHECK(Values(y.begin(), y.begin() + pr.n) == want.y);
+        // Counted in the same pass, never reading the NaN padding beyond each row or column.
+        const ref::Check counted = ref::validate(want);
+        CHECK(st.counts.non_finite_x == counted.non_finite_x);
+        CHECK(st.counts.non_finite_y == counted.non_finite_y);
+        CHECK(st.counts.non_finite_w == counted.non_finite_w);
+        CHECK(st.counts.negative_w == counted.negative_w);
       }
       auto st = sp.stage(pr);
       typename OnSpace<T>::Passes::ChunkSums scratch;
-      const detail::BatchCheck got = sp.passes.validate(st.rows, true, !pr.w.empty(), st.chunks, scratch);
+      const detail::BatchCheck got = sp.passes.validate(st.counts, st.rows, !pr.w.empty(), st.chunks, scratch);
       const ref::Check check = ref::validate(want);
       CHECK(got.counts.non_finite_x == 0);
       CHECK(got.counts.negative_w == 0);
@@ -247,7 +255,7 @@ TEST_CASE_TEMPLATE_DEFINE("stage and validate copy and count exactly what the re
   pr.w[12] = -2.0;
   auto st = sp.stage(pr);
   typename OnSpace<T>::Passes::ChunkSums scratch;
-  const detail::BatchCheck got = sp.passes.validate(st.rows, true, true, st.chunks, scratch);
+  const detail::BatchCheck got = sp.passes.validate(st.counts, st.rows, true, st.chunks, scratch);
   const ref::Check want = ref::validate(reference_rows(pr));
   CHECK(got.counts.non_finite_x == want.non_finite_x);
   CHECK(got.counts.non_finite_y == want.non_finite_y);
@@ -259,9 +267,18 @@ TEST_CASE_TEMPLATE_DEFINE("stage and validate copy and count exactly what the re
   Problem zero = make_problem<S>(Scenario::zero_weights, 40, 3, true, 9);
   zero.w.assign(zero.w.size(), 0.0);
   auto sz = sp.stage(zero);
-  const detail::BatchCheck none = sp.passes.validate(sz.rows, true, true, sz.chunks, scratch);
+  const detail::BatchCheck none = sp.passes.validate(sz.counts, sz.rows, true, sz.chunks, scratch);
   CHECK(none.weight_sum == 0.0);
   CHECK_THROWS_AS(detail::require_valid(none), Error);
+  // Finite weights whose sum is not (issue 15, item 1): refused, not passed on as W_b = +Inf.
+  if constexpr (std::is_same_v<S, double>) {
+    Problem big = make_problem<S>(Scenario::zero_weights, 40, 3, true, 10);
+    big.w.assign(big.w.size(), 1e308);
+    auto sb = sp.stage(big);
+    const detail::BatchCheck overflow = sp.passes.validate(sb.counts, sb.rows, true, sb.chunks, scratch);
+    CHECK(overflow.weight_sum == std::numeric_limits<double>::infinity());
+    CHECK_THROWS_WITH_AS(detail::require_valid(overflow), doctest::Contains("largest double"), Error);
+  }
 }
 TEST_CASE_TEMPLATE_APPLY(pass_stage, Targets);
 

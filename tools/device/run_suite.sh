@@ -4,8 +4,8 @@
 # 1. environment record (GPU, driver), 2. the whole ctest suite of the bundle (every label except the tests
 # that need this machine's compilers or Python packages), 3. every golden corpus replayed on CUDA (and, for the
 # record, without the tolerance floors), 4. compute-sanitizer memcheck and racecheck over the CUDA unit tests and
-# the reference replay (RH_SKIP_SANITIZERS=1 skips them). OUT_DIR gets suite.txt and sanitizer-full.log; the exit
-# code is non-zero on any failure.
+# the reference replay (tools/device/sanitize.sh; RH_SKIP_SANITIZERS=1 skips them). OUT_DIR gets suite.txt,
+# sanitizer.txt and sanitizer-full.log; the exit code is non-zero on any failure.
 set -uo pipefail
 root=$(pwd)
 pack=$(readlink -f "${1:-.device/cuda.tar.xz}")
@@ -52,31 +52,12 @@ for f in "$root"/golden/*.json "$root"/golden/reference/*.json; do
   OMP_PROC_BIND=false "$bundle/build/tools/rh_replay" "$f" --space cuda --no-floor
 done 2>&1 | grep -v 'OMP_PROC_BIND\|For best performance\|For unit testing\|In general, for best' >> "$out/suite.txt"
 
-sanitize() {  # tool, label, command...: memcheck must exit clean; racecheck must report 0 errors
-  local tool=$1 label=$2; shift 2
-  echo "== compute-sanitizer --tool $tool: $label"
-  local log; log=$(mktemp)
-  RH_TEST_SPACE=cuda compute-sanitizer --tool "$tool" "$@" > "$log" 2>&1
-  local rc=$?
-  tail -n 4 "$log"
-  { echo "===== $tool: $label (exit $rc)"; head -c 4000000 "$log"; } >> "$out/sanitizer-full.log"
-  # racecheck's warnings are intra-warp hazards; its errors are real races between warps.
-  if [ "$tool" = racecheck ]; then
-    grep -q 'RACECHECK SUMMARY: .*(0 errors' "$log" || rc=1
-  else
-    grep -q 'ERROR SUMMARY: 0 errors' "$log" || rc=1
-  fi
-  rm -f "$log"
-  return $rc
-}
+# compute-sanitizer memcheck and racecheck (tools/device/sanitize.sh) over the CUDA unit tests and the reference
+# replay; RH_SANITIZE_TESTS widens it (e.g. '_cuda$': every CUDA test, which takes much longer).
 if [ "${RH_SKIP_SANITIZERS:-0}" != 1 ]; then
-  sanitizer_log=$(mktemp)
-  for tool in memcheck racecheck; do
-    sanitize $tool unit "$bundle/build/tests/rh_unit_tests" >> "$sanitizer_log" || status=1
-    sanitize $tool replay "$bundle/build/tools/rh_replay" "$root/golden/reference/native_core_v1.json" --space cuda \
-      >> "$sanitizer_log" || status=1
-  done
-  tee -a "$out/suite.txt" < "$sanitizer_log"
+  RH_SANITIZE_TESTS=${RH_SANITIZE_TESTS:-'^(unit_cuda|replay_native_core_v1_cuda)$'} \
+    "$root/tools/device/sanitize.sh" "$bundle/build" "$out" | tee -a "$out/suite.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
 fi
 echo "device suite exit status: $status" | tee -a "$out/suite.txt"
 exit $status

@@ -10,7 +10,8 @@ RH_ABI_VERSION_MAJOR/MINOR in abi/include/rh/rh.h. Checked against them:
   library     the built C ABI library's SONAME and file name, and what rh_library_version() / rh_abi_version()
               return when it is loaded
   docs        every "ABI M.N" and librenewable_huber.so.M[.N] in docs/ and README.md
-  changelog   CHANGELOG.md has an Unreleased section and a dated entry for the version that names the C ABI
+  changelog   CHANGELOG.md has an Unreleased section and a dated entry for the version; that entry, or Unreleased
+              for an ABI change not released yet, names the C ABI
   citation    CITATION.cff's version
   exports     the library exports exactly abi/symbols.txt (tests/abi/check_symbols.cmake)
   support     docs/support-matrix.md names the Kokkos and CUDA versions that tools/deps builds and that this build
@@ -124,7 +125,10 @@ def check_changelog(results, version, abi):
     unreleased = re.search(r"^## \[Unreleased\]", text, re.MULTILINE)
     entry = re.search(rf"^## \[{re.escape(version)}\] - [0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}$(.*?)(?=^## |\Z)", text,
                       re.MULTILINE | re.DOTALL)
-    names_abi = bool(entry) and f"C ABI {abi[0]}.{abi[1]}" in entry.group(1)
+    # The release entry names the C ABI it ships; an ABI change not released yet is named under Unreleased.
+    unreleased_text = re.search(r"^## \[Unreleased\]$(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
+    names_abi = (bool(entry) and f"C ABI {abi[0]}.{abi[1]}" in entry.group(1)) or \
+        (bool(unreleased_text) and f"C ABI {abi[0]}.{abi[1]}" in unreleased_text.group(1))
     results.record(bool(unreleased and entry and names_abi), "CHANGELOG.md",
                    f"Unreleased section {'present' if unreleased else 'MISSING'}; "
                    f"entry '## [{version}] - DATE' {'present' if entry else 'MISSING'}"

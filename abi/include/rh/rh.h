@@ -37,7 +37,7 @@
 /* ABI version: the major changes only with an incompatible change (and the SONAME with it); the minor grows when
  * functions, enum values or trailing struct fields are added. */
 #define RH_ABI_VERSION_MAJOR 1
-#define RH_ABI_VERSION_MINOR 0
+#define RH_ABI_VERSION_MINOR 1
 #define RH_MAKE_ABI_VERSION(major, minor) ((uint32_t)(((uint32_t)(major) << 16) | (uint32_t)(minor)))
 #define RH_ABI_VERSION RH_MAKE_ABI_VERSION(RH_ABI_VERSION_MAJOR, RH_ABI_VERSION_MINOR)
 #define RH_ABI_VERSION_MAJOR_OF(version) ((uint32_t)(version) >> 16)
@@ -204,6 +204,12 @@ RH_API const char* rh_last_error(void) RH_NOEXCEPT;
  * the default device). Optional: the first model creation or space query starts it with that model's settings or
  * the defaults. Once started, the runtime keeps its settings; later calls succeed without changing anything. */
 RH_API rh_status rh_init(uint32_t abi_version, int32_t host_threads, int32_t device_id) RH_NOEXCEPT;
+
+/* The most memory one model may hold, in bytes (ABI 1.1). Checked before a model allocates: a call that needs more
+ * fails with RH_ALLOCATION_FAILED and changes nothing. Process-wide; 0 restores the default, the host's physical
+ * memory. Does not start the runtime. */
+RH_API rh_status rh_set_memory_limit(uint64_t bytes) RH_NOEXCEPT;
+RH_API rh_status rh_get_memory_limit(uint64_t* bytes) RH_NOEXCEPT;
 
 /* The compiled execution spaces, in the order serial, openmp, cuda. Starts the runtime if needed. */
 RH_API rh_status rh_space_count(int32_t* count) RH_NOEXCEPT;

@@ -7,6 +7,7 @@
 // Every method validates its input first and is transactional: when it throws rh::Error, the model is
 // exactly as it was before the call.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +27,11 @@ struct SpaceInfo {
   std::string name;   // "serial", "openmp", "cuda"
   int concurrency;    // threads (host spaces) or resident threads (devices)
   int device_count;   // devices this space can use (1 for host spaces, 0 = compiled but no device present)
+  // Models of this space on different threads run at the same time, each on an execution-space instance of its
+  // own, and may be used from any thread (one call on a model at a time). False: the build's Kokkos (3.4) or the
+  // space (CUDA) shares one instance, and the C++ API must be used from the thread that initialized Kokkos (the C
+  // ABI serializes such calls itself). docs/api.md, "Threads".
+  bool concurrent_models;
 };
 
 // The execution spaces this build was compiled with, in the order serial, openmp, cuda (initializes Kokkos).
@@ -42,7 +48,16 @@ struct RuntimeOptions {
   int num_threads = 0;   // host threads for OpenMP; 0 = Kokkos' default (OMP_NUM_THREADS)
   int device_id = -1;    // CUDA device; -1 = Kokkos' default (0)
 };
+// Throws Errc::invalid_argument for a thread count above max_host_threads(), even when Kokkos is already running.
 void initialize_runtime(const RuntimeOptions& options = {});
+// The largest RuntimeOptions::num_threads (rh_init's host_threads) accepted: 8 × the logical CPUs, at least 64.
+int max_host_threads();
+
+// The most memory one model may hold, in bytes. Checked before a model allocates (a call that needs more fails with
+// Errc::allocation_failed and changes nothing). Process-wide, for the models of every thread; bytes = 0 restores the
+// default, the physical memory of the host. docs/api.md, "Limits".
+void set_memory_limit(std::uint64_t bytes);
+std::uint64_t memory_limit();
 
 template <class S>
 constexpr Dtype dtype_of() {

@@ -52,4 +52,23 @@ int concurrency(const Space& space) {
 #endif
 }
 
+// Execution-space instances of their own (one per engine), so that engines on different threads run at once.
+// Kokkos >= 4: Serial instances made with Kokkos::NewInstance have their own team scratch and lock, and an OpenMP
+// instance made with a pool size has its own thread pool (each is what partition_space makes); calls from any
+// thread are allowed. Kokkos 3.4 has neither: Serial keeps one global scratch buffer, the OpenMP instance works only
+// on the thread that initialized Kokkos, so every engine shares the default instance and callers must serialize.
+#if RH_KOKKOS4
+inline constexpr bool independent_instances = true;
+template <class Space>
+Space independent_instance(const Space& base) {
+  return Kokkos::Experimental::partition_space(base, 1)[0];  // one partition: all of base's resources
+}
+#else
+inline constexpr bool independent_instances = false;
+template <class Space>
+Space independent_instance(const Space& base) {
+  return base;
+}
+#endif
+
 }  // namespace rh::compat

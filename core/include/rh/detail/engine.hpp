@@ -3,6 +3,9 @@
 // in its penalty policy (rh/detail/penalties/), written against the named operations of Engine::Solve.
 #pragma once
 #include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <fmt/format.h>
 #include <string>
 #include <tuple>
@@ -17,6 +20,7 @@
 #include "rh/detail/passes.hpp"
 #include "rh/detail/penalties.hpp"
 #include "rh/error.hpp"
+#include "rh/regressor.hpp"  // memory_limit
 
 namespace rh::detail {
 
@@ -40,10 +44,21 @@ class Engine final : public EngineBase {
     const long long n = batch.x.rows;
     // Where the solve starts: the committed state, or the empty one (first batch, or fit()).
     const bool empty = from_empty || committed_.scalars.n_samples_seen == 0;
-    prepare_work(q);
+    if (!empty && committed_.scalars.n_samples_seen >= max_state_count - n)
+      throw Error(Errc::invalid_argument, fmt::format("the model has seen {} samples: {} more would reach 2^62, the "
+                                                      "largest count a state may hold",
+                                                      committed_.scalars.n_samples_seen, n));
+    prepare_work(n, q);
     const double batch_weight = stage_and_validate(batch);
     const double previous_weight = empty ? 0.0 : committed_.scalars.weight_sum;
     const double cumulative = previous_weight + batch_weight;
+    // N_b and 1/N_b scale every term of F_b: both must be finite (weights whose running sum overflows, or so small
+    // that its inverse does, are refused before the solve).
+    if (!std::isfinite(cumulative) || !std::isfinite(1.0 / cumulative))
+      throw Error(Errc::invalid_argument,
+                  fmt::format("the cumulative sample weight N_b = {} + {} = {} is out of range: N_b and 1/N_b must be "
+                              "finite; scale the sample weights",
+                              previous_weight, batch_weight, cumulative));
     const auto& space = passes_.space();
     if (empty) {
       Kokkos::deep_copy(space, coef_.tilde, S(0));
@@ -72,21 +87,27 @@ class Engine final : public EngineBase {
       return out;
     });
 
+    if (!std::isfinite(d.objective))
+      throw Error(Errc::numerical_error,
+                  fmt::format("the batch objective F_b is {} (the loss of the batch overflows); the model was left "
+                              "unchanged",
+                              d.objective));
     // J_new = J + Σ w φ_h(r(β_b)) x xᵀ, with the curvature weights of the final β left by the last evaluation.
     passes_.gram_gradient(rows_, chunks_, true, partial_);
     const long long bad = passes_.commit(partial_, chunks_, coef_.info, coef_.cur, info_new_);
     if (bad > 0)
       throw Error(Errc::numerical_error,
-                  fmt::format("the update produced {} non-finite coefficient or information values; the model "
+                  fmt::format("the update produced {} non-finite coefficient or information (J) values; the model "
                               "was left unchanged",
                               bad));
+    // The committed views become work views at the swap; when their shape is not q's (the first batch, or fit()
+    // changing q), new work views are made first, so that nothing after the swap can fail.
+    const bool same_shape = static_cast<long long>(committed_.coefficients.extent(0)) == q_;
+    Vector beta_work = same_shape ? committed_.coefficients : Vector(passes_.zeroed("rh::beta_work"), q_);
+    Matrix info_work = same_shape ? committed_.information : Matrix(passes_.zeroed("rh::information_new"), q_, q_);
     // Commit: the solved state is swapped in only now that nothing can fail.
-    std::swap(committed_.coefficients, coef_.cur);
-    std::swap(committed_.information, info_new_);
-    if (static_cast<long long>(coef_.cur.extent(0)) != q_) {  // fit() changed q: the old views are not work views
-      coef_.cur = Vector("rh::beta_work", q_);
-      info_new_ = Matrix("rh::information_new", q_, q_);
-    }
+    committed_.coefficients = std::exchange(coef_.cur, std::move(beta_work));
+    committed_.information = std::exchange(info_new_, std::move(info_work));
     // Each scalar field of the state (RH_STATE_SCALARS) after the batch.
     StateScalars& c = committed_.scalars;
     c.n_features = p;
@@ -103,7 +124,7 @@ class Engine final : public EngineBase {
     Batch b;
     b.x = x;
     b.memory = memory;
-    prepare_work(committed_.q());
+    prepare_work(n, committed_.q());
     stage_and_validate(b);
     passes_.predict(rows_.x, committed_.coefficients, rows_.s);
     auto prediction = Kokkos::subview(rows_.s, Kokkos::make_pair(0LL, n));
@@ -121,7 +142,7 @@ class Engine final : public EngineBase {
   }
 
   double score(const Batch& batch) override {
-    prepare_work(committed_.q());
+    prepare_work(batch.x.rows, committed_.q());
     stage_and_validate(batch);
     passes_.predict(rows_.x, committed_.coefficients, rows_.s);
     return passes_.r_squared(rows_, batch.x.rows, batch.weights != nullptr, rows_.s);
@@ -192,45 +213,104 @@ class Engine final : public EngineBase {
     PenaltyPasses<Penalty> passes_;
   };
 
-  // Sizes every q-sized work view for q coefficients (allocating only when q changes).
-  void prepare_work(long long q) {
-    if (q == q_) return;
-    coef_.cur = Vector("rh::beta_work", q);
-    coef_.cand = Vector("rh::candidate", q);
-    coef_.tilde = Vector("rh::beta_previous", q);
-    coef_.dir = Vector("rh::direction", q);
-    coef_.grad = Vector("rh::gradient", q);
-    coef_.info = Matrix("rh::information_previous", q, q);
-    info_new_ = Matrix("rh::information_new", q, q);
-    hessian_ = Matrix("rh::hessian", q, q);
-    lu_ = Matrix("rh::lu", q, q);
-    partial_ = Partial();
-    design_buffer_ = Vector();  // its row capacity was counted in units of the old q
-    if (!solve_status_.data()) solve_status_ = Status("rh::solve_status");
-    q_ = q;
+  // Bytes this engine holds for q coefficients and a row workspace of n rows, in double (it cannot overflow): the
+  // committed β and J, the q-vectors and q×q work matrices of prepare_work, the per-chunk partial sums, and the
+  // design, y, w, s, c (plus the caller's X as laid out, on a space with its own memory). Scratch of a few values
+  // per chunk or coefficient is left out.
+  static double footprint_bytes(double n, double q, double chunks) {
+    const double values = (1 + 5) * q + (1 + 4) * q * q + chunks * (q * q + q) + n * q + host_gram_tile + 4 * n +
+                          (Traits::host ? 0.0 : n * q);
+    return values * sizeof(S);
+  }
+  static std::string human_bytes(double bytes) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int u = 0;
+    for (; bytes >= 1024 && u < 6; ++u) bytes /= 1024;
+    return fmt::format("{:.1f} {}", bytes, units[u]);
   }
 
-  // Grows the row workspace to n rows (it never shrinks, so a steady stream allocates nothing).
+  // Checks that the views for n rows of q coefficients fit (docs/abi.md, "Limits") before anything is allocated:
+  // q·q within the index range, the model's memory within rh::memory_limit(), the growth within what the space
+  // has free (a device's free memory).
+  void check_size(long long n, long long q) const {
+    const double qd = static_cast<double>(q);
+    if (qd * qd * static_cast<double>(Traits::max_chunks + 6) > 0x1p62)
+      throw Error(Errc::invalid_argument,
+                  fmt::format("a model of {} coefficients needs q×q = {:.3g} values per matrix, beyond the index "
+                              "range",
+                              q, qd * qd));
+    const long long rows = std::max<long long>(n, static_cast<long long>(rows_.y.extent(0)));
+    const double need = footprint_bytes(static_cast<double>(rows), qd, static_cast<double>(passes_.chunks_for(rows, q).count));
+    const double held = q_ > 0 ? footprint_bytes(static_cast<double>(rows_.y.extent(0)), static_cast<double>(q_),
+                                                 static_cast<double>(partial_.extent(0)))
+                               : 0.0;
+    const double limit = static_cast<double>(memory_limit());
+    if (need > limit)
+      throw Error(Errc::allocation_failed,
+                  fmt::format("{} coefficients and {} rows need about {} of memory, more than the memory limit of "
+                              "{} (rh::set_memory_limit / rh_set_memory_limit)",
+                              q, rows, human_bytes(need), human_bytes(limit)));
+    const double available = static_cast<double>(Traits::available_memory(device_id_));
+    if (need - held > available)
+      throw Error(Errc::allocation_failed,
+                  fmt::format("{} coefficients and {} rows need about {} more memory, but the {} space has only "
+                              "{} free",
+                              q, rows, human_bytes(need - held), space_name(Traits::id), human_bytes(available)));
+  }
+
+  // Readies the work views for n rows of q coefficients: checks the size first, then allocates every new view
+  // before any is swapped in, so that a failed allocation leaves the engine exactly as it was.
+  void prepare_work(long long n, long long q) {
+    const bool grows = q != q_ || n > static_cast<long long>(rows_.y.extent(0)) ||
+                       n * q + host_gram_tile > static_cast<long long>(design_buffer_.extent(0));
+    if (grows) check_size(n, q);  // only when something will be allocated (on a device it asks the driver)
+    if (q != q_) {
+      typename Passes::Coefficients coef;
+      coef.cur = Vector(passes_.zeroed("rh::beta_work"), q);
+      coef.cand = Vector(passes_.zeroed("rh::candidate"), q);
+      coef.tilde = Vector(passes_.zeroed("rh::beta_previous"), q);
+      coef.dir = Vector(passes_.zeroed("rh::direction"), q);
+      coef.grad = Vector(passes_.zeroed("rh::gradient"), q);
+      coef.info = Matrix(passes_.zeroed("rh::information_previous"), q, q);
+      Matrix info_new(passes_.zeroed("rh::information_new"), q, q);
+      Matrix hessian(passes_.zeroed("rh::hessian"), q, q);
+      Matrix lu(passes_.zeroed("rh::lu"), q, q);
+      Status status = solve_status_.data() ? solve_status_ : Status(passes_.zeroed("rh::solve_status"));
+      coef_ = std::move(coef);
+      info_new_ = std::move(info_new);
+      hessian_ = std::move(hessian);
+      lu_ = std::move(lu);
+      solve_status_ = std::move(status);
+      partial_ = Partial();
+      design_buffer_ = Vector();  // its row capacity was counted in units of the old q
+      q_ = q;
+    }
+    reserve_rows(n);
+  }
+
+  // Grows the row workspace to n rows (it never shrinks, so a steady stream allocates nothing); all or nothing.
   void reserve_rows(long long n) {
     if (n * q_ + host_gram_tile > static_cast<long long>(design_buffer_.extent(0)) ||
         n > static_cast<long long>(rows_.y.extent(0))) {
       const long long rows = std::max<long long>(n, static_cast<long long>(rows_.y.extent(0)));
-      design_buffer_ = Passes::design_buffer(rows, q_);
-      rows_.y = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::y"), rows);
-      rows_.w = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::weights"), rows);
-      rows_.s = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::score_weights"), rows);
-      rows_.c = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::curvature_weights"), rows);
+      Vector design = passes_.design_buffer(rows, q_);
+      typename Passes::Rows grown;
+      grown.y = Vector(passes_.uninitialized("rh::y"), rows);
+      grown.w = Vector(passes_.uninitialized("rh::weights"), rows);
+      grown.s = Vector(passes_.uninitialized("rh::score_weights"), rows);
+      grown.c = Vector(passes_.uninitialized("rh::curvature_weights"), rows);
+      design_buffer_ = std::move(design);
+      rows_ = std::move(grown);
     }
     rows_.x = Passes::design_view(design_buffer_, n, q_);
   }
 
-  // Pass 1: the batch into the row workspace, checked; returns its weight W_b.
+  // Pass 1: the batch into the row workspace, counted and checked; returns its weight W_b.
   double stage_and_validate(const Batch& b) {
     const long long n = b.x.rows;
-    reserve_rows(n);
     chunks_ = passes_.chunks_for(n, q_);
-    passes_.stage(b, rows_, raw_x_);
-    const BatchCheck check = passes_.validate(rows_, b.y != nullptr, b.weights != nullptr, chunks_, weight_sums_);
+    const BatchCounts counts = passes_.stage(b, rows_, raw_x_);
+    const BatchCheck check = passes_.validate(counts, rows_, b.weights != nullptr, chunks_, weight_sums_);
     require_valid(check);
     return check.weight_sum;
   }
@@ -247,20 +327,22 @@ class Engine final : public EngineBase {
     long long q() const { return scalars.n_features > 0 ? scalars.n_features + (scalars.fit_intercept ? 1 : 0) : 0; }
   };
 
-  // A state array to and from the space (views are row-major, so the values are contiguous either way).
+  // A state array to and from the space, on the engine's instance (views are row-major, so the values are
+  // contiguous either way).
   template <class View>
-  static void copy_to_host(const View& v, std::vector<double>& out) {
-    const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  void copy_to_host(const View& v, std::vector<double>& out) const {
+    const auto h = passes_.to_host(v);
     out.assign(h.data(), h.data() + h.size());
   }
   template <int Rank>
-  static ArrayView<Rank> from_host(const std::vector<double>& values, const std::string& label, long long q) {
+  ArrayView<Rank> from_host(const std::vector<double>& values, const std::string& label, long long q) const {
     ArrayView<Rank> v;
-    if constexpr (Rank == 1) v = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), q);
-    else v = Matrix(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), q, q);
+    if constexpr (Rank == 1) v = Vector(passes_.uninitialized(label), q);
+    else v = Matrix(passes_.uninitialized(label), q, q);
     auto h = Kokkos::create_mirror_view(v);
     for (size_t i = 0; i < h.size(); ++i) h.data()[i] = static_cast<S>(values[i]);
-    Kokkos::deep_copy(v, h);
+    Kokkos::deep_copy(passes_.space(), v, h);
+    passes_.space().fence();
     return v;
   }
 

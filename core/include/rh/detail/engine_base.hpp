@@ -1,11 +1,16 @@
 // The interface between the runtime-dispatched API (rh::Regressor) and the numerics instantiated per execution
 // space and scalar (rh::detail::Engine<Space, S>). Callers have already checked shapes, pointers and dtypes.
 #pragma once
+#include <cstdint>
 #include <memory>
 
 #include "rh/types.hpp"
 
 namespace rh::detail {
+
+// Counters of a state stay below this (validate_state refuses more, and an update that would reach it is refused),
+// leaving room for the counts of any batches that fit in memory.
+inline constexpr std::int64_t max_state_count = std::int64_t{1} << 62;
 
 class EngineBase {
  public:

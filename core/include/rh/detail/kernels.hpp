@@ -13,40 +13,40 @@
 
 namespace rh::detail {
 
-// Fills the design matrix (and y, w) from a caller's array with arbitrary layout and leading dimension.
-// Runs on any space that can read the source pointer.
+// Pass 1 in one read of the caller's arrays: fills the design matrix (and y, w) from any layout and leading
+// dimension and, in the same pass, counts what validation refuses (non-finite X/y/w values, negative weights). Runs
+// on any space that can read the source pointers; a null src_y / src_w means that y / w are already in place (the
+// copy of host arrays to a space with its own memory) and are only counted.
 template <class S, class XView, class VView>
-struct FillDesign {
+struct StageRows {
   XView x;
   VView y, w;
   const S* src_x;
   const S* src_y;
   const S* src_w;
   long long p, ld;
-  bool row_major, intercept;
-  KOKKOS_INLINE_FUNCTION void operator()(const long long i) const {
-    for (long long j = 0; j < p; ++j) x(i, j) = row_major ? src_x[i * ld + j] : src_x[j * ld + i];
-    if (intercept) x(i, p) = S(1);
-    if (src_y) y(i) = src_y[i];
-    if (src_w) w(i) = src_w[i];
-  }
-};
-
-// Counts non-finite X/y/w values and negative weights.
-template <class S, class XView, class VView>
-struct CheckBatch {
-  XView x;
-  VView y, w;
-  long long q;
-  bool has_y, has_w;
+  bool row_major, intercept, has_y, has_w;
   using value_type = BatchCounts;
   KOKKOS_INLINE_FUNCTION void operator()(const long long i, value_type& acc) const {
-    for (long long j = 0; j < q; ++j)
-      if (!compat::isfinite(x(i, j))) acc.non_finite_x += 1.0;
-    if (has_y && !compat::isfinite(y(i))) acc.non_finite_y += 1.0;
-    const S wi = has_w ? w(i) : S(1);
-    if (!compat::isfinite(wi)) acc.non_finite_w += 1.0;
-    if (wi < S(0)) acc.negative_w += 1.0;
+    int bad_x = 0;  // an integer count keeps the copy loop free of floating-point accumulation
+    for (long long j = 0; j < p; ++j) {
+      const S v = row_major ? src_x[i * ld + j] : src_x[j * ld + i];
+      x(i, j) = v;
+      bad_x += compat::isfinite(v) ? 0 : 1;
+    }
+    if (intercept) x(i, p) = S(1);
+    acc.non_finite_x += bad_x;
+    if (has_y) {
+      const S yi = src_y ? src_y[i] : y(i);
+      if (src_y) y(i) = yi;
+      if (!compat::isfinite(yi)) acc.non_finite_y += 1.0;
+    }
+    if (has_w) {
+      const S wi = src_w ? src_w[i] : w(i);
+      if (src_w) w(i) = wi;
+      if (!compat::isfinite(wi)) acc.non_finite_w += 1.0;
+      if (wi < S(0)) acc.negative_w += 1.0;
+    }
   }
   KOKKOS_INLINE_FUNCTION void init(value_type& v) const { v = value_type(); }
   KOKKOS_INLINE_FUNCTION void join(RH_REDUCE_VOLATILE value_type& dst,

@@ -2,7 +2,8 @@
 // declared once here, defined once in passes_impl.hpp for every execution space, instantiated per compiled space
 // and dtype (rh/detail/instantiate.hpp) and tested against the sequential reference of tests/reference/.
 //
-//   1. stage + validate   the caller's arrays → the design X (intercept column last), y, w; bad values counted
+//   1. stage + validate   the caller's arrays → the design X (intercept column last), y, w, with the bad values
+//                         counted in the same pass; then the batch weight W_b
 //   2. gram_gradient      per-chunk partials of the weighted Gram Σ c_i x_i x_iᵀ and data gradient Σ s_i x_i
 //   3. assemble           H = (G + J)/N_b + ridge·I and g (the penalty adds its gradient term)
 //   4. factor_solve       H d = g by LU with partial pivoting on the space; min_norm_solve is its fallback
@@ -13,6 +14,8 @@
 // so host spaces give bitwise identical results for any thread count.
 #pragma once
 #include <Kokkos_Core.hpp>
+#include <cmath>
+#include <string>
 
 #include "rh/detail/compiled_spaces.hpp"
 #include "rh/detail/instances.hpp"
@@ -41,13 +44,20 @@ struct BatchCheck {
   BatchCounts counts;
   double weight_sum = 0.0;  // Σ w_i over chunks in order (n without weights); computed only for a valid batch
 };
-// Throws Errc::invalid_argument for the first problem a check found (docs/method.md §10).
+inline bool any_invalid(const BatchCounts& k) {
+  return k.non_finite_x > 0 || k.non_finite_y > 0 || k.non_finite_w > 0 || k.negative_w > 0;
+}
+// Throws Errc::invalid_argument for the first problem a check found (docs/method.md §10): a bad value, or a batch
+// weight that is zero or not finite (finite weights whose sum overflows double).
 inline void require_valid(const BatchCheck& check) {
   const BatchCounts& k = check.counts;
   if (k.non_finite_x > 0) throw Error(Errc::invalid_argument, "X must not contain NaN or infinite values");
   if (k.non_finite_y > 0) throw Error(Errc::invalid_argument, "y must not contain NaN or infinite values");
   if (k.non_finite_w > 0) throw Error(Errc::invalid_argument, "sample weights must not contain NaN or infinite values");
   if (k.negative_w > 0) throw Error(Errc::invalid_argument, "sample weights must be non-negative");
+  if (!std::isfinite(check.weight_sum))
+    throw Error(Errc::invalid_argument, "the sample weights of the batch sum to more than the largest double; "
+                                        "scale them down");
   if (!(check.weight_sum > 0)) throw Error(Errc::invalid_argument, "sample weights cannot be all zero");
 }
 
@@ -91,22 +101,39 @@ class Passes {
   struct ChunkSums {
     DoubleVector values;
     typename DoubleVector::HostMirror host;
-    void reserve(long long count);
+    void reserve(const Passes& on, long long count);
   };
 
   Passes(execution_space space, int device_id) : space_(space), device_id_(device_id) {}
   const execution_space& space() const { return space_; }
 
+  // Allocation properties of a view on this instance (so that no allocation touches another instance), zeroed or
+  // left uninitialized.
+  auto zeroed(const std::string& label) const { return Kokkos::view_alloc(space_, label); }
+  auto uninitialized(const std::string& label) const {
+    return Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, label);
+  }
+  // A host copy of a view of this space (the view itself when its memory is host memory), complete on return.
+  template <class View>
+  typename View::HostMirror to_host(const View& v) const {
+    auto h = Kokkos::create_mirror_view(v);
+    Kokkos::deep_copy(space_, h, v);
+    space_.fence();
+    return h;
+  }
+
   // Rows per chunk and chunk count for n rows of q values (docs/performance.md explains the choice).
   Chunks chunks_for(long long n, long long q) const;
   // A buffer for n rows of q values, padded by host_gram_tile values.
-  static Vector design_buffer(long long n, long long q);
+  Vector design_buffer(long long n, long long q) const;
   static Design design_view(const Vector& buffer, long long n, long long q) { return Design(buffer.data(), n, q); }
 
-  // 1. stage + validate. The batch's pointers are checked (host or this space's device memory); raw_x is scratch
-  // for host arrays bound for a space whose memory is not host memory. x has q = p or p + 1 columns.
-  void stage(const Batch& batch, const Rows& rows, Vector& raw_x) const;
-  BatchCheck validate(const Rows& rows, bool has_y, bool has_w, const Chunks& chunks, ChunkSums& scratch) const;
+  // 1. stage + validate. stage copies the batch and counts its bad values in one pass; its pointers are checked
+  // (host or this space's device memory); raw_x is scratch for host arrays bound for a space whose memory is not
+  // host memory. x has q = p or p + 1 columns. validate adds the batch weight W_b when the counts found nothing.
+  BatchCounts stage(const Batch& batch, const Rows& rows, Vector& raw_x) const;
+  BatchCheck validate(const BatchCounts& counts, const Rows& rows, bool has_w, const Chunks& chunks,
+                      ChunkSums& scratch) const;
 
   // 2. Per-chunk partials of Σ c_i x_i x_iᵀ (upper triangle, when with_gram) and Σ s_i x_i into `partial`
   // (grown to chunks.count × (q² + q) when needed).
@@ -155,7 +182,7 @@ class PenaltyPasses {
     Terms terms;
     SumsView sums;
     typename SumsView::HostMirror sums_host;
-    void reserve(long long chunks, long long q);
+    void reserve(const Base& on, long long chunks, long long q);
   };
 
   explicit PenaltyPasses(const Base& base) : base_(base) {}

@@ -16,10 +16,11 @@
 namespace rh::detail {
 
 template <class Traits, class S>
-void Passes<Traits, S>::ChunkSums::reserve(long long count) {
+void Passes<Traits, S>::ChunkSums::reserve(const Passes& on, long long count) {
   if (static_cast<long long>(values.extent(0)) >= count) return;
-  values = DoubleVector("rh::chunk_values", count);
-  host = Kokkos::create_mirror_view(values);
+  DoubleVector grown(on.zeroed("rh::chunk_values"), count);
+  host = Kokkos::create_mirror_view(grown);
+  values = grown;
 }
 
 // The per-chunk partial Gram costs chunks·(q²+q) values written and read back each iteration: keep it below a
@@ -37,15 +38,15 @@ Chunks Passes<Traits, S>::chunks_for(long long n, long long q) const {
 }
 
 template <class Traits, class S>
-typename Passes<Traits, S>::Vector Passes<Traits, S>::design_buffer(long long n, long long q) {
+typename Passes<Traits, S>::Vector Passes<Traits, S>::design_buffer(long long n, long long q) const {
   const long long pad = host_gram_tile;  // GramGradient::host_block reads rows 16 wide past q
-  Vector buffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::design"), n * q + pad);
-  Kokkos::deep_copy(Kokkos::subview(buffer, Kokkos::make_pair(n * q, n * q + pad)), S(0));
+  Vector buffer(uninitialized("rh::design"), n * q + pad);
+  Kokkos::deep_copy(space_, Kokkos::subview(buffer, Kokkos::make_pair(n * q, n * q + pad)), S(0));
   return buffer;
 }
 
 template <class Traits, class S>
-void Passes<Traits, S>::stage(const Batch& b, const Rows& rows, Vector& raw_x) const {
+BatchCounts Passes<Traits, S>::stage(const Batch& b, const Rows& rows, Vector& raw_x) const {
   const long long n = b.x.rows, p = b.x.cols;
   const bool intercept = static_cast<long long>(rows.x.extent(1)) == p + 1;
   const long long ld = b.x.ld > 0 ? b.x.ld : (b.x.layout == Layout::row_major ? p : n);
@@ -53,6 +54,7 @@ void Passes<Traits, S>::stage(const Batch& b, const Rows& rows, Vector& raw_x) c
   const S* sx = static_cast<const S*>(b.x.data);
   const S* sy = static_cast<const S*>(b.y);
   const S* sw = static_cast<const S*>(b.weights);
+  const bool has_y = sy != nullptr, has_w = sw != nullptr;
   if (b.memory == Memory::device) {
     Traits::check_device_pointer(sx, "X", device_id_);
     if (sy) Traits::check_device_pointer(sy, "y", device_id_);
@@ -68,7 +70,7 @@ void Passes<Traits, S>::stage(const Batch& b, const Rows& rows, Vector& raw_x) c
     // y and w straight into their buffers; the layout change and the intercept column happen on the device.
     const long long span = row_major ? (n - 1) * ld + p : (p - 1) * ld + n;  // elements X spans
     if (static_cast<long long>(raw_x.extent(0)) < span)
-      raw_x = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::x_as_given"), span);
+      raw_x = Vector(uninitialized("rh::x_as_given"), span);
     using HostArray = Kokkos::View<const S*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
     const auto head = [](const Vector& v, long long count) { return Kokkos::subview(v, Kokkos::make_pair(0LL, count)); };
     Kokkos::deep_copy(space_, head(raw_x, span), HostArray(sx, span));
@@ -77,24 +79,26 @@ void Passes<Traits, S>::stage(const Batch& b, const Rows& rows, Vector& raw_x) c
     sx = raw_x.data();
     sy = sw = nullptr;  // already in place
   }
-  Kokkos::parallel_for("rh::stage", Kokkos::RangePolicy<execution_space>(space_, 0, n),
-                       FillDesign<S, Design, Vector>{rows.x, rows.y, rows.w, sx, sy, sw, p, ld, row_major, intercept});
+  BatchCounts counts;
+  Kokkos::parallel_reduce("rh::stage", Kokkos::RangePolicy<execution_space>(space_, 0, n),
+                          StageRows<S, Design, Vector>{rows.x, rows.y, rows.w, sx, sy, sw, p, ld, row_major, intercept,
+                                                       has_y, has_w},
+                          counts);
+  return counts;
 }
 
 template <class Traits, class S>
-BatchCheck Passes<Traits, S>::validate(const Rows& rows, bool has_y, bool has_w, const Chunks& chunks,
+BatchCheck Passes<Traits, S>::validate(const BatchCounts& counts, const Rows& rows, bool has_w, const Chunks& chunks,
                                        ChunkSums& scratch) const {
-  const long long n = rows.x.extent(0), q = rows.x.extent(1);
+  const long long n = rows.x.extent(0);
   BatchCheck out;
-  Kokkos::parallel_reduce("rh::check_batch", Kokkos::RangePolicy<execution_space>(space_, 0, n),
-                          CheckBatch<S, Design, Vector>{rows.x, rows.y, rows.w, q, has_y, has_w}, out.counts);
-  const BatchCounts& k = out.counts;
-  if (k.non_finite_x > 0 || k.non_finite_y > 0 || k.non_finite_w > 0 || k.negative_w > 0) return out;
+  out.counts = counts;
+  if (any_invalid(counts)) return out;
   if (!has_w) {
     out.weight_sum = static_cast<double>(n);
     return out;
   }
-  scratch.reserve(chunks.count);
+  scratch.reserve(*this, chunks.count);
   Kokkos::parallel_for("rh::weight_sums",
                        Kokkos::TeamPolicy<execution_space>(space_, static_cast<int>(chunks.count), Traits::team_size),
                        ChunkWeightSums<execution_space, Vector, DoubleVector>{rows.w, scratch.values, n, chunks.rows});
@@ -116,7 +120,7 @@ void Passes<Traits, S>::gram_gradient(const Rows& rows, const Chunks& chunks, bo
   const int pairs = with_gram ? tiles * (tiles + 1) / 2 : 0;
   const int grad_tiles = tiles;
   if (static_cast<long long>(partial.extent(0)) < chunks.count || static_cast<long long>(partial.extent(1)) != q * q + q)
-    partial = Partial(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::partial_sums"),
+    partial = Partial(uninitialized("rh::partial_sums"),
                       std::max<long long>(chunks.count, static_cast<long long>(partial.extent(0))), q * q + q);
   Kokkos::TeamPolicy<execution_space> policy(space_, static_cast<int>(chunks.count) * (pairs + grad_tiles),
                                              Traits::team_size);
@@ -137,8 +141,8 @@ void Passes<Traits, S>::factor_solve(const Matrix& a, const Vector& rhs, const M
 template <class Traits, class S>
 void Passes<Traits, S>::min_norm_solve(const Matrix& a, const Vector& rhs, const Vector& sol) const {
   const long long q = a.extent(0);
-  auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
-  auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rhs);
+  const auto ha = to_host(a);
+  const auto hb = to_host(rhs);
   std::vector<double> m(static_cast<size_t>(q * q)), b(static_cast<size_t>(q));
   for (long long j = 0; j < q; ++j) {
     b[j] = hb(j);
@@ -147,7 +151,8 @@ void Passes<Traits, S>::min_norm_solve(const Matrix& a, const Vector& rhs, const
   const auto x = ::rh::detail::min_norm_solve(std::move(m), b, static_cast<int>(q), std::numeric_limits<S>::epsilon());
   auto hs = Kokkos::create_mirror_view(sol);
   for (long long j = 0; j < q; ++j) hs(j) = static_cast<S>(x[static_cast<size_t>(j)]);
-  Kokkos::deep_copy(sol, hs);
+  Kokkos::deep_copy(space_, sol, hs);
+  space_.fence();
 }
 
 template <class Traits, class S>
@@ -188,12 +193,13 @@ double Passes<Traits, S>::r_squared(const Rows& rows, long long n, bool has_w, c
 }
 
 template <class Traits, class S, class Penalty>
-void PenaltyPasses<Traits, S, Penalty>::Scratch::reserve(long long chunks, long long q) {
-  chunk_loss.reserve(chunks);
-  if (static_cast<long long>(terms.extent(0)) != q) terms = Terms("rh::coefficient_terms", q);
+void PenaltyPasses<Traits, S, Penalty>::Scratch::reserve(const Base& on, long long chunks, long long q) {
+  chunk_loss.reserve(on, chunks);
+  if (static_cast<long long>(terms.extent(0)) != q) terms = Terms(on.zeroed("rh::coefficient_terms"), q);
   if (!sums.data()) {
-    sums = SumsView("rh::sums");
-    sums_host = Kokkos::create_mirror_view(sums);
+    SumsView made(on.zeroed("rh::sums"));
+    sums_host = Kokkos::create_mirror_view(made);
+    sums = made;
   }
 }
 
@@ -216,7 +222,7 @@ EvaluationSums<Penalty> PenaltyPasses<Traits, S, Penalty>::evaluate(const Rows& 
   using Space = typename Base::execution_space;
   using DoubleVector = typename Base::DoubleVector;
   const long long n = rows.x.extent(0), q = rows.x.extent(1);
-  scratch.reserve(chunks.count, q);
+  scratch.reserve(base_, chunks.count, q);
   Kokkos::parallel_for("rh::evaluate_rows",
                        Kokkos::TeamPolicy<Space>(base_.space(), static_cast<int>(chunks.count), Traits::team_size),
                        EvaluateRows<Space, S, typename Base::Design, Vector, DoubleVector>{

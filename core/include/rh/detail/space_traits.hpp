@@ -14,6 +14,10 @@
 //   static int concurrency()                threads (host) or resident threads (device) of Kokkos' instance
 //   static execution_space instance(int device_id)      the instance an engine runs on; throws Errc::unavailable
 //                                           for a device it cannot use
+//   static constexpr bool independent_instances   instance() gives each engine an instance of its own, and engines
+//                                           on different threads may run at the same time (else calls serialize)
+//   static std::uint64_t available_memory(int device_id)   bytes the space can still allocate (a device's free
+//                                           memory; the largest value for host memory, bounded by the memory limit)
 //   static void check_device_pointer(const void*, const char* what, int device_id)   memory passed as device
 //                                           memory: throws Errc::invalid_argument unless it is this space's
 //   static void check_host_pointer(const void*, const char* what)   memory passed as host memory: throws
@@ -22,6 +26,7 @@
 // Nothing else in the core names a space: no #if KOKKOS_ENABLE_*, no vendor runtime call outside backends/.
 #pragma once
 #include <Kokkos_Core.hpp>
+#include <cstdint>
 #include <type_traits>
 
 #include "rh/types.hpp"
@@ -43,6 +48,9 @@ constexpr bool check_space_traits() {
   static_assert(std::is_same_v<decltype(T::device_count()), int> && std::is_same_v<decltype(T::concurrency()), int>,
                 "device_count and concurrency return int");
   static_assert(std::is_same_v<decltype(T::lu_team_size(1LL)), int>, "lu_team_size returns int");
+  static_assert(std::is_same_v<std::remove_cv_t<decltype(T::independent_instances)>, bool>,
+                "Traits::independent_instances must be a bool");
+  static_assert(std::is_same_v<decltype(T::available_memory(0)), std::uint64_t>, "available_memory returns bytes");
   static_assert(std::is_same_v<decltype(T::check_device_pointer(nullptr, "", 0)), void> &&
                     std::is_same_v<decltype(T::check_host_pointer(nullptr, "")), void>,
                 "pointer checks return void (they throw)");
