@@ -5,7 +5,8 @@
 //   1. stage + validate   the caller's arrays → the design X (intercept column last), y, w; bad values counted
 //   2. gram_gradient      per-chunk partials of the weighted Gram Σ c_i x_i x_iᵀ and data gradient Σ s_i x_i
 //   3. assemble           H = (G + J)/N_b + ridge·I and g (the penalty adds its gradient term)
-//   4. factor_solve       H d = g by LU with partial pivoting on the space; min_norm_solve is its fallback
+//   4. factor_solve       H d = g on the space: Cholesky first when H is meant to be positive definite, else or on
+//                         its failure LU with partial pivoting; min_norm_solve is the fallback of both
 //   5. evaluate           F_b at a candidate (the penalty adds its sums) and the row weights s_i, c_i there
 //   6. commit             J_new = J + G at the final β, and the count of non-finite values of β and J_new
 //
@@ -69,7 +70,7 @@ class Passes {
   // n × q, in the layout the space reads fastest; it views a buffer from design_buffer().
   using Design = Kokkos::View<S**, typename execution_space::array_layout, memory_space, Kokkos::MemoryUnmanaged>;
   using Partial = Kokkos::View<S**, Kokkos::LayoutRight, memory_space>;  // chunks × (q² + q)
-  using Status = Kokkos::View<int, memory_space>;
+  using Status = Kokkos::View<SolveReport, memory_space>;
   using DoubleVector = Kokkos::View<double*, memory_space>;
 
   // The row-side views of a batch.
@@ -103,17 +104,29 @@ class Passes {
   static Vector design_buffer(long long n, long long q);
   static Design design_view(const Vector& buffer, long long n, long long q) { return Design(buffer.data(), n, q); }
 
-  // 1. stage + validate. The batch's pointers are checked (host or this space's device memory); raw_x is scratch
-  // for host arrays bound for a space whose memory is not host memory. x has q = p or p + 1 columns.
-  void stage(const Batch& batch, const Rows& rows, Vector& raw_x) const;
+  // Where host arrays bound for a space with its own memory pass (unused on host spaces, which read them in
+  // place): pinned host memory of the traits' staging space, grown on demand and reused across batches (pinning
+  // costs milliseconds), then the space's memory, in chunks of Traits::staging_chunk_bytes so that the host copy of
+  // one chunk overlaps the transfer of the one before on the engine's stream.
+  struct HostInput {
+    Vector device;  // the caller's X as laid out
+    Kokkos::View<S*, typename Traits::staging_space> staging;  // X as laid out, then y and w
+  };
+
+  // 1. stage + validate. The batch's pointers are checked (host or this space's device memory); input is the
+  // staging of host arrays for a space whose memory is not host memory. x has q = p or p + 1 columns.
+  void stage(const Batch& batch, const Rows& rows, HostInput& input) const;
   BatchCheck validate(const Rows& rows, bool has_y, bool has_w, const Chunks& chunks, ChunkSums& scratch) const;
 
   // 2. Per-chunk partials of Σ c_i x_i x_iᵀ (upper triangle, when with_gram) and Σ s_i x_i into `partial`
   // (grown to chunks.count × (q² + q) when needed).
   void gram_gradient(const Rows& rows, const Chunks& chunks, bool with_gram, Partial& partial) const;
 
-  // 4. sol = a⁻¹ rhs by LU with partial pivoting (lu receives the factors, a is kept); status ← SolveStatus.
-  void factor_solve(const Matrix& a, const Vector& rhs, const Matrix& lu, const Vector& sol, const Status& status) const;
+  // 4. sol = a⁻¹ rhs (factor receives the factors, a is kept; docs/method.md §8): by Cholesky when
+  // positive_definite (ridge > 0), falling back on the space to LU with partial pivoting when a is not symmetric,
+  // a pivot is not > 0 or the solution is not finite; else by LU alone. report ← SolveReport (status and method).
+  void factor_solve(const Matrix& a, const Vector& rhs, const Matrix& factor, const Vector& sol, const Status& report,
+                    bool positive_definite) const;
   // sol = the minimum-norm least-squares solution of a·sol = rhs (host SVD; the fallback of docs/method.md §8).
   void min_norm_solve(const Matrix& a, const Vector& rhs, const Vector& sol) const;
 
