@@ -450,6 +450,22 @@ double norm_inf(const Values& v) {
   return m;
 }
 
+// Backward error of a stable dense solve of a·x = g (LU with small growth, Cholesky):
+// ‖a·x − g‖ ≤ c·q·ε·(‖a‖·‖x‖ + ‖g‖), row by row, with c = 8.
+void check_backward_error(const Values& a, const Values& x, const Values& g, long long q, double eps) {
+  double a_norm = 0;
+  for (long long j = 0; j < q; ++j) {
+    double row = 0;
+    for (long long k = 0; k < q; ++k) row += std::fabs(a[static_cast<size_t>(j * q + k)]);
+    a_norm = std::max(a_norm, row);
+  }
+  for (long long j = 0; j < q; ++j) {
+    double r = -g[static_cast<size_t>(j)];
+    for (long long k = 0; k < q; ++k) r += a[static_cast<size_t>(j * q + k)] * x[static_cast<size_t>(k)];
+    CHECK_WITHIN(r, 0.0, 8 * q * eps * (a_norm * norm_inf(x) + norm_inf(g)), "residual_" << j);
+  }
+}
+
 }  // namespace
 
 TEST_CASE_TEMPLATE_DEFINE("factor_solve solves like the reference LU, and min_norm_solve like the pseudo-inverse", T,
@@ -488,18 +504,7 @@ TEST_CASE_TEMPLATE_DEFINE("factor_solve solves like the reference LU, and min_no
       CHECK(OnSpace<T>::values(ha) == a);  // the system is kept for the fallback
       if (want.status != 0) continue;
       const Values x = OnSpace<T>::values(sol);
-      // Backward error of LU with partial pivoting: ‖a·x − g‖ ≤ c·q·ε·(‖a‖·‖x‖ + ‖g‖) (growth is small here).
-      double a_norm = 0;
-      for (long long j = 0; j < q; ++j) {
-        double row = 0;
-        for (long long k = 0; k < q; ++k) row += std::fabs(a[static_cast<size_t>(j * q + k)]);
-        a_norm = std::max(a_norm, row);
-      }
-      for (long long j = 0; j < q; ++j) {
-        double r = -g[static_cast<size_t>(j)];
-        for (long long k = 0; k < q; ++k) r += a[static_cast<size_t>(j * q + k)] * x[static_cast<size_t>(k)];
-        CHECK_WITHIN(r, 0.0, 8 * q * eps * (a_norm * norm_inf(x) + norm_inf(g)), "residual_" << j);
-      }
+      check_backward_error(a, x, g, q, eps);  // LU with partial pivoting: growth is small here
       // Forward error against the reference: at most the condition number times the backward error.
       if (kind == 0)
         for (long long j = 0; j < q; ++j)
@@ -570,21 +575,12 @@ TEST_CASE_TEMPLATE_DEFINE("factor_solve tries Cholesky first and falls back to L
       if (kind == 0 || (kind == 2 && q == 1)) {
         CHECK(report.method == detail::solve_by_cholesky);
         CHECK(report.status == detail::solve_ok);
-        // Backward error of Cholesky: ‖a·x − g‖ ≤ c·q·ε·(‖a‖·‖x‖ + ‖g‖), and the forward error against LU at most
-        // the condition number (10) times the backward errors of both.
-        double a_norm = 0;
-        for (long long j = 0; j < q; ++j) {
-          double row = 0;
-          for (long long k = 0; k < q; ++k) row += std::fabs(a[static_cast<size_t>(j * q + k)]);
-          a_norm = std::max(a_norm, row);
-        }
-        for (long long j = 0; j < q; ++j) {
-          double r = -g[static_cast<size_t>(j)];
-          for (long long k = 0; k < q; ++k) r += a[static_cast<size_t>(j * q + k)] * x[static_cast<size_t>(k)];
-          CHECK_WITHIN(r, 0.0, 8 * q * eps * (a_norm * norm_inf(x) + norm_inf(g)), "residual_" << j);
+        // The backward error of a Cholesky, and the forward error against LU at most the condition number (10)
+        // times the backward errors of both.
+        check_backward_error(a, x, g, q, eps);
+        for (long long j = 0; j < q; ++j)
           CHECK_WITHIN(x[static_cast<size_t>(j)], lu_x[static_cast<size_t>(j)], 10 * 2 * 8 * q * eps * 2 * norm_inf(lu_x),
                        "x_" << j);
-        }
       } else {  // LU took over: exactly what LU alone gives, reported as LU
         CHECK(report.method == detail::solve_by_lu);
         CHECK(report.status == lu_report.status);
