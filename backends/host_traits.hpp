@@ -19,12 +19,18 @@ struct HostTraits {
   static constexpr bool host = true;
   static constexpr int team_size = 1;
   static constexpr int gram_tile = 16;  // unused: the host Gram path has its own fixed 16-wide blocks
+  static constexpr int gram_wide_tile = 0;  // no register-tiled team path (the host path already is one)
   static constexpr int stage_rows = 32;
   // Row chunks: the count depends only on n and q (Passes::chunks_for), never on the thread count, so results
   // are bitwise identical for any number of OpenMP threads. 64 teams keep a many-core host busy.
   static constexpr long long min_chunks = 16;
   static constexpr long long max_chunks = 64;
+  // Host arrays are read in place: no staging (the members exist for the concept).
+  using staging_space = Kokkos::HostSpace;
+  static constexpr long long staging_chunk_bytes = 4LL << 20;
   static int lu_team_size(long long /*q*/) { return 1; }  // one thread: the row-by-row LU vectorizes
+  // One Cholesky panel: the whole factorization by one thread in one launch, its updates along contiguous rows.
+  static int cholesky_panel(long long q) { return static_cast<int>(q); }
 
   static int device_count() { return 1; }
   static int concurrency() { return compat::concurrency(ExecutionSpace()); }

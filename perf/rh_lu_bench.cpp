@@ -1,7 +1,9 @@
 // rh_lu_bench: the dense solve of one Newton iteration, H d = g with H q×q, timed side by side on Kokkos::OpenMP
 // (docs/architecture.md, "Kokkos Kernels"):
 //
-//   rh_factor_solve      the library's factor_solve pass (LU with partial pivoting, one team), as the solver runs it
+//   rh_factor_solve      the library's factor_solve pass with LU alone (partial pivoting, one team), as the solver
+//                        runs it with ridge 0 and as the fallback
+//   rh_cholesky_first    the same pass with Cholesky first, as the solver runs it with ridge > 0 (H is SPD here)
 //   kk_team_lu/T         KokkosBatched::TeamLU + TeamSolveLU (no pivoting) in one team of T threads
 //   kk_serial_lu         KokkosBatched::SerialLU + SerialSolveLU (no pivoting) in one work item
 //
@@ -56,7 +58,7 @@ Vector ours(const System& s) {
   Matrix lu("lu", q, q);
   Vector d("d", q);
   Passes::Status status("status");
-  passes.factor_solve(s.h, s.g, lu, d, status);
+  passes.factor_solve(s.h, s.g, lu, d, status, false);
   Kokkos::fence();
   return d;
 }
@@ -67,7 +69,7 @@ double max_abs_diff(const Vector& a, const Rhs& b) {
   return worst;
 }
 
-void rh_factor_solve(benchmark::State& state) {
+void factor_solve(benchmark::State& state, bool cholesky_first) {
   const int q = static_cast<int>(state.range(0));
   const System s = make_system(q);
   Passes passes(Kokkos::OpenMP(), 0);
@@ -76,11 +78,20 @@ void rh_factor_solve(benchmark::State& state) {
   Passes::Status status("status");
   const auto load = rh_perf::cpu_snapshot();
   for (auto _ : state) {
-    passes.factor_solve(s.h, s.g, lu, d, status);
+    passes.factor_solve(s.h, s.g, lu, d, status, cholesky_first);
     Kokkos::fence();
   }
   state.counters["other_cores"] = rh_perf::other_cores(load, rh_perf::cpu_snapshot());
+  if (cholesky_first) {
+    const Vector reference = ours(s);
+    double worst = 0.0;
+    for (int j = 0; j < q; ++j) worst = std::max(worst, std::fabs(d(j) - reference(j)));
+    state.counters["max_abs_diff"] = worst;  // against LU
+    state.counters["by_cholesky"] = status().method == rh::detail::solve_by_cholesky ? 1 : 0;
+  }
 }
+void rh_factor_solve(benchmark::State& state) { factor_solve(state, false); }
+void rh_cholesky_first(benchmark::State& state) { factor_solve(state, true); }
 
 // KokkosBatched in one team: copy, TeamLU, TeamSolveLU.
 struct TeamLuSolve {
@@ -148,6 +159,7 @@ int main(int argc, char** argv) {
   const int threads = Kokkos::OpenMP::concurrency();
   for (int q : {17, 91, 257}) {
     benchmark::RegisterBenchmark(("rh_factor_solve/" + std::to_string(q)).c_str(), rh_factor_solve)->Arg(q);
+    benchmark::RegisterBenchmark(("rh_cholesky_first/" + std::to_string(q)).c_str(), rh_cholesky_first)->Arg(q);
     for (int team : {1, threads})
       benchmark::RegisterBenchmark(("kk_team_lu/" + std::to_string(q) + "/team" + std::to_string(team)).c_str(),
                                    kk_team_lu)

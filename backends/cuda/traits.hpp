@@ -18,15 +18,26 @@ struct Traits {
   static constexpr bool host = false;
   static constexpr int team_size = 256;
   static constexpr int gram_tile = 16;    // 16×16 entries: one per thread of a 256-thread team
+  // From q = 128 on, 64×64 tiles with a 4×4 block of entries per thread in registers: the narrow path is bound by
+  // its 2 scratch loads per multiply-add (≈ 2.7 TFLOP/s at 4096×257 f64, docs/performance.md), this one does 0.5.
+  static constexpr int gram_wide_tile = 64;
   static constexpr int stage_rows = 32;   // rows of a tile pair staged in team scratch at a time
   // Row chunks (see HostTraits): 128 teams of 256 threads fill the 132 SMs of an H100/H200.
   static constexpr long long min_chunks = 16;
   static constexpr long long max_chunks = 128;
+  // Host arrays reach the device through pinned memory (54 GB/s on the H200's PCIe 5 link against 7–14 GB/s from
+  // pageable memory, docs/evidence/cuda-baseline-h200.md), 4 MiB at a time: the host copy of one chunk overlaps
+  // the transfer of the one before.
+  using staging_space = Kokkos::CudaHostPinnedSpace;
+  static constexpr long long staging_chunk_bytes = 4LL << 20;
   // The LU team: one thread per matrix entry, in whole warps, at most a block of 1024.
   static int lu_team_size(long long q) {
     const long long entries = ((q * q + 31) / 32) * 32;
     return static_cast<int>(entries < 32 ? 32 : (entries > 1024 ? 1024 : entries));
   }
+  // Cholesky panels of 16 rows: the diagonal block is factored by one thread, so narrow panels keep that serial
+  // part short and put the work in the many-team trailing updates (16×16 tiles: one entry per thread of a team).
+  static int cholesky_panel(long long /*q*/) { return 16; }
 
   // Asked before Kokkos starts (a CUDA build cannot start Kokkos without a GPU): 0 when none is usable.
   static int device_count() {

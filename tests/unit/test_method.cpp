@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "rh/detail/engine.hpp"
 #include "rh/detail/penalties.hpp"
 #include "support.hpp"
 
@@ -281,3 +282,63 @@ TEST_CASE_TEMPLATE_DEFINE("score is the ordinary R², 1 for a perfect fit", T, m
     CHECK(pred[i] == doctest::Approx(d.y[i]).epsilon(1e-9));
 }
 TEST_CASE_TEMPLATE_APPLY(method_9, Targets);
+
+// docs/method.md §8, observed through the engine's solve counts: with a ridge every Newton system of an ordinary
+// stream is solved by Cholesky (a silent fall back to LU fails here); without one, LU solves them; a restored
+// information matrix that is not symmetric hands them to LU although the ridge is positive; and an exactly singular
+// system (collinear columns, no ridge) ends in the minimum-norm fallback, reported as before.
+TEST_CASE_TEMPLATE_DEFINE("Newton systems are solved by Cholesky, and fall back to LU and minimum norm", T, method_10) {
+  using Engine = detail::Engine<typename T::Traits, typename T::S>;
+  CAPTURE(T::name());
+  const Data d = linear_data(1500, 12, 23, 1.0);
+  const auto run = [&](Engine& e, const Config& cfg, const Data& data, long long batches) {
+    const long long rows = data.n / batches;
+    for (long long b = 0; b < batches; ++b) {
+      const TypedBatch t = make_batch(data, T::dtype, b * rows, rows);
+      e.update(t.batch, cfg, false);
+    }
+    return e.solve_counts();
+  };
+  Config with_ridge;  // ridge 1e-8, the default
+  REQUIRE(with_ridge.ridge > 0);
+  Engine cholesky(T::Traits::instance(0), 0);
+  const auto c = run(cholesky, with_ridge, d, 3);
+  CHECK(c.cholesky > 0);
+  CHECK(c.lu == 0);
+  CHECK(c.min_norm == 0);
+
+  Config no_ridge;
+  no_ridge.ridge = 0.0;
+  Engine lu(T::Traits::instance(0), 0);
+  const auto l = run(lu, no_ridge, d, 3);
+  CHECK(l.cholesky == 0);
+  CHECK(l.lu > 0);
+  CHECK(l.min_norm == 0);
+
+  State restored = cholesky.export_state();
+  const long long q = d.p + 1;
+  restored.information[1] *= 1.5;  // J(0, 1) ≠ J(1, 0)
+  Engine asymmetric(T::Traits::instance(0), 0);
+  asymmetric.import_state(restored);
+  const auto a = run(asymmetric, with_ridge, rows_of(d, 0, 500), 1);
+  CHECK(a.cholesky == 0);
+  CHECK(a.lu > 0);
+  CHECK(restored.information.size() == static_cast<size_t>(q * q));
+
+  // Columns t and 2t (docs/method.md §8's example): G is exactly singular, and so is H without a ridge.
+  Data collinear;
+  collinear.n = 24;
+  collinear.p = 2;
+  for (long long i = 0; i < collinear.n; ++i) {
+    const double t = -2.0 + 4.0 * static_cast<double>(i) / 23.0;
+    collinear.x.insert(collinear.x.end(), {t, 2 * t});
+    collinear.y.push_back(1.75 * t + 0.4);
+  }
+  Config singular = no_ridge;
+  singular.tau = 100.0;
+  Engine min_norm(T::Traits::instance(0), 0);
+  const auto m = run(min_norm, singular, collinear, 1);
+  CHECK(m.cholesky == 0);
+  CHECK(m.min_norm > 0);
+}
+TEST_CASE_TEMPLATE_APPLY(method_10, Targets);

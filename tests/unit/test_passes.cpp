@@ -151,7 +151,8 @@ struct OnSpace {
 
   // The problem's batch staged on the space (pass 1), with its chunks.
   struct Staged {
-    Vector buffer, raw_x;
+    Vector buffer;
+    typename Passes::HostInput input;
     typename Passes::Rows rows;
     detail::Chunks chunks;
     detail::BatchCounts counts;  // what staging counted
@@ -175,7 +176,7 @@ struct OnSpace {
     st.rows.s = Vector("s", pr.n);
     st.rows.c = Vector("c", pr.n);
     st.chunks = passes.chunks_for(pr.n, pr.q);
-    st.counts = passes.stage(b, st.rows, st.raw_x);
+    st.counts = passes.stage(b, st.rows, st.input);
     Kokkos::fence();
     return st;
   }
@@ -466,6 +467,22 @@ double norm_inf(const Values& v) {
   return m;
 }
 
+// Backward error of a stable dense solve of a·x = g (LU with small growth, Cholesky):
+// ‖a·x − g‖ ≤ c·q·ε·(‖a‖·‖x‖ + ‖g‖), row by row, with c = 8.
+void check_backward_error(const Values& a, const Values& x, const Values& g, long long q, double eps) {
+  double a_norm = 0;
+  for (long long j = 0; j < q; ++j) {
+    double row = 0;
+    for (long long k = 0; k < q; ++k) row += std::fabs(a[static_cast<size_t>(j * q + k)]);
+    a_norm = std::max(a_norm, row);
+  }
+  for (long long j = 0; j < q; ++j) {
+    double r = -g[static_cast<size_t>(j)];
+    for (long long k = 0; k < q; ++k) r += a[static_cast<size_t>(j * q + k)] * x[static_cast<size_t>(k)];
+    CHECK_WITHIN(r, 0.0, 8 * q * eps * (a_norm * norm_inf(x) + norm_inf(g)), "residual_" << j);
+  }
+}
+
 }  // namespace
 
 TEST_CASE_TEMPLATE_DEFINE("factor_solve solves like the reference LU, and min_norm_solve like the pseudo-inverse", T,
@@ -496,25 +513,15 @@ TEST_CASE_TEMPLATE_DEFINE("factor_solve solves like the reference LU, and min_no
       const Matrix ha = OnSpace<T>::matrix(a, q), lu("lu", q, q);
       const Vector rhs = OnSpace<T>::vector(g), sol("sol", q);
       typename OnSpace<T>::Passes::Status status("status");
-      sp.passes.factor_solve(ha, rhs, lu, sol, status);
+      sp.passes.factor_solve(ha, rhs, lu, sol, status, false);
       const auto hs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), status);
       const ref::Solution want = ref::lu_solve(a, g);
-      CHECK(hs() == want.status);
+      CHECK(hs().status == want.status);
+      CHECK(hs().method == detail::solve_by_lu);
       CHECK(OnSpace<T>::values(ha) == a);  // the system is kept for the fallback
       if (want.status != 0) continue;
       const Values x = OnSpace<T>::values(sol);
-      // Backward error of LU with partial pivoting: ‖a·x − g‖ ≤ c·q·ε·(‖a‖·‖x‖ + ‖g‖) (growth is small here).
-      double a_norm = 0;
-      for (long long j = 0; j < q; ++j) {
-        double row = 0;
-        for (long long k = 0; k < q; ++k) row += std::fabs(a[static_cast<size_t>(j * q + k)]);
-        a_norm = std::max(a_norm, row);
-      }
-      for (long long j = 0; j < q; ++j) {
-        double r = -g[static_cast<size_t>(j)];
-        for (long long k = 0; k < q; ++k) r += a[static_cast<size_t>(j * q + k)] * x[static_cast<size_t>(k)];
-        CHECK_WITHIN(r, 0.0, 8 * q * eps * (a_norm * norm_inf(x) + norm_inf(g)), "residual_" << j);
-      }
+      check_backward_error(a, x, g, q, eps);  // LU with partial pivoting: growth is small here
       // Forward error against the reference: at most the condition number times the backward error.
       if (kind == 0)
         for (long long j = 0; j < q; ++j)
@@ -536,6 +543,71 @@ TEST_CASE_TEMPLATE_DEFINE("factor_solve solves like the reference LU, and min_no
   }
 }
 TEST_CASE_TEMPLATE_APPLY(pass_solve, Targets);
+
+// Cholesky first (docs/method.md §8): a symmetric positive definite system is solved by it, to the backward error of
+// a Cholesky; a symmetric indefinite one, a non-symmetric one and a singular one give way to LU on the space, and
+// then the result is exactly LU's (the same launch as without the Cholesky attempt). q = 16, 17, 40, 91 span one
+// to six CUDA panels of 16 rows, with and without a partial last panel.
+TEST_CASE_TEMPLATE_DEFINE("factor_solve tries Cholesky first and falls back to LU, as LU alone would", T,
+                          pass_cholesky) {
+  using S = typename T::S;
+  const double eps = std::numeric_limits<S>::epsilon();
+  OnSpace<T> sp;
+  using Matrix = typename OnSpace<T>::Matrix;
+  using Vector = typename OnSpace<T>::Vector;
+  using Status = typename OnSpace<T>::Passes::Status;
+  for (long long q : {1LL, 6LL, 16LL, 17LL, 40LL, 91LL}) {
+    CAPTURE(q);
+    std::mt19937_64 rng(57 + q);
+    std::normal_distribution<double> normal;
+    Values g(static_cast<size_t>(q));
+    for (auto& v : g) v = round_to<S>(normal(rng));
+    const auto solve = [&](const Values& a, bool positive_definite) {
+      const Matrix ha = OnSpace<T>::matrix(a, q), factor("factor", q, q);
+      const Vector sol("sol", q);
+      const Status status("status");
+      sp.passes.factor_solve(ha, OnSpace<T>::vector(g), factor, sol, status, positive_definite);
+      const auto report = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), status);
+      CHECK(OnSpace<T>::values(ha) == a);  // the system is kept for the fallbacks
+      return std::make_pair(report(), OnSpace<T>::values(sol));
+    };
+    // 0: positive definite (σ in [1, 10]); 1: indefinite (every third σ negative); 2: positive definite but not
+    // symmetric in one pair; 3: singular (a zero row and column: a zero pivot for Cholesky and for LU).
+    for (int kind = 0; kind < 4; ++kind) {
+      CAPTURE(kind);
+      if (kind == 1 && q == 1) continue;  // a 1×1 "indefinite" matrix is just negative: covered by kind 3's logic
+      Values sigma(static_cast<size_t>(q));
+      for (long long i = 0; i < q; ++i)
+        sigma[static_cast<size_t>(i)] = (kind == 1 && i % 3 == 1 ? -1.0 : 1.0) *
+                                        (1.0 + 9.0 * static_cast<double>(i) / std::max<long long>(1, q - 1));
+      Values a = spectral(q, sigma, 58 + static_cast<unsigned>(q)).a;
+      for (long long j = 0; j < q; ++j)  // exactly symmetric: V·Σ·Vᵀ is symmetric only up to rounding
+        for (long long k = 0; k < j; ++k) a[static_cast<size_t>(j * q + k)] = a[static_cast<size_t>(k * q + j)];
+      if (kind == 2 && q > 1) a[static_cast<size_t>(q - 1)] *= 1.5;  // a(0, q−1) ≠ a(q−1, 0)
+      if (kind == 3)
+        for (long long k = 0; k < q; ++k) a[static_cast<size_t>(k * q + q / 2)] = a[static_cast<size_t>((q / 2) * q + k)] = 0.0;
+      for (auto& v : a) v = round_to<S>(v);
+      const auto [lu_report, lu_x] = solve(a, false);
+      const auto [report, x] = solve(a, true);
+      if (kind == 0 || (kind == 2 && q == 1)) {
+        CHECK(report.method == detail::solve_by_cholesky);
+        CHECK(report.status == detail::solve_ok);
+        // The backward error of a Cholesky, and the forward error against LU at most the condition number (10)
+        // times the backward errors of both.
+        check_backward_error(a, x, g, q, eps);
+        for (long long j = 0; j < q; ++j)
+          CHECK_WITHIN(x[static_cast<size_t>(j)], lu_x[static_cast<size_t>(j)], 10 * 2 * 8 * q * eps * 2 * norm_inf(lu_x),
+                       "x_" << j);
+      } else {  // LU took over: exactly what LU alone gives, reported as LU
+        CHECK(report.method == detail::solve_by_lu);
+        CHECK(report.status == lu_report.status);
+        CHECK(report.status == (kind == 3 ? detail::solve_singular : detail::solve_ok));
+        if (report.status == detail::solve_ok) CHECK(x == lu_x);
+      }
+    }
+  }
+}
+TEST_CASE_TEMPLATE_APPLY(pass_cholesky, Targets);
 
 TEST_CASE_TEMPLATE_DEFINE("evaluate gives the reference's sums and row weights for every penalty", T, pass_evaluate) {
   using S = typename T::S;
@@ -560,7 +632,10 @@ TEST_CASE_TEMPLATE_DEFINE("evaluate gives the reference's sums and row weights f
         coef.grad = OnSpace<T>::vector(pr.grad);
         coef.info = OnSpace<T>::matrix(pr.info, pr.q);
         typename OnSpace<T>::Passes::Status status("status");
-        Kokkos::deep_copy(status, 2);  // the status of the last solve travels with the sums
+        detail::SolveReport report;  // the report of the last solve travels with the sums
+        report.status = detail::solve_non_finite;
+        report.method = detail::solve_by_lu;
+        Kokkos::deep_copy(status, report);
         detail::BatchScalars bs;
         bs.n = pr.n;
         bs.penalized = pr.intercept ? pr.q - 1 : pr.q;
@@ -572,7 +647,8 @@ TEST_CASE_TEMPLATE_DEFINE("evaluate gives the reference's sums and row weights f
         const detail::EvaluationSums<Penalty> got = passes.evaluate(st.rows, st.chunks, bs, coef, status, scratch);
         const ref::Evaluation want =
             ref::evaluate(rows, pr.cand, pr.cur, pr.tilde, pr.grad, pr.info, pr.tau, pr.h, bs.penalized);
-        CHECK(got.solve_status == 2);
+        CHECK(got.solve_status == detail::solve_non_finite);
+        CHECK(got.solve_method == detail::solve_by_lu);
         // Rows: the residual is computed in S, off by δr_i ≤ (q + 2)·ε·(Σ_j |x_ij·cand_j| + |y_i|) + ε·τ (τ itself is
         // rounded to S); ψ moves by at most δr (slope 1), φ by δr/(2h) (its slope in the ramps), ρ by τ·δr, and each
         // adds a few roundings of its own, relative to ρ's scale τ|r| + r² + τ².

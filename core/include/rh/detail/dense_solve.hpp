@@ -1,10 +1,15 @@
-// Dense solve of the q×q Newton system H d = g (docs/method.md §8).
+// Dense solve of the q×q Newton system H d = g (docs/method.md §8), on the execution space, so the system never
+// leaves a device.
 //
-// First choice: LU with partial pivoting in one team, on the execution space, so the system never leaves the
-// device. Pivot choice and multipliers follow LAPACK's getrf (first largest |a_ik|, l = a_ik / a_kk); like
-// numpy.linalg.solve, the system counts as singular only on an exactly zero pivot, and the solution must be
-// finite. Otherwise: the minimum-norm least-squares solution through an SVD with cutoff eps·q·σ_max (numpy's
-// lstsq with rcond=None), computed on the host because it is rare and small.
+// First choice, when H is meant to be positive definite (ridge > 0): Cholesky H = UᵀU. It runs only on an exactly
+// symmetric H (a restored J need not be symmetric), and gives way to LU on a pivot that is not > 0 or a solution
+// that is not finite. Then LU with partial pivoting: pivot choice and multipliers follow LAPACK's getrf (first
+// largest |a_ik|, l = a_ik / a_kk); like numpy.linalg.solve, the system counts as singular only on an exactly zero
+// pivot, and the solution must be finite. Otherwise: the minimum-norm least-squares solution through an SVD with
+// cutoff eps·q·σ_max (numpy's lstsq with rcond=None), computed on the host because it is rare and small.
+//
+// The choice between Cholesky and LU is taken on the space: every kernel reads the SolveReport first, and the LU
+// launch returns at once when the Cholesky succeeded, so the host never waits on it.
 #pragma once
 #include <Kokkos_Core.hpp>
 #include <algorithm>
@@ -13,19 +18,223 @@
 #include <vector>
 
 #include "rh/detail/compat.hpp"
-#include "rh/detail/penalty.hpp"  // SolveStatus
+#include "rh/detail/penalty.hpp"  // SolveReport
 
 namespace rh::detail {
 
-template <class Traits, class MView, class VView, class StatusView>
+// Cholesky of the b×b symmetric block of u at (o, o) in place, upper factor (block = UᵀU, U in its upper
+// triangle), right-looking and sequential: the update runs along rows, contiguous, so a host thread vectorizes it.
+// False on a pivot that is not > 0 (or NaN): the matrix is not (numerically) positive definite.
+template <class Block>
+KOKKOS_INLINE_FUNCTION bool factor_upper(const Block& u, int o, int b) {
+  for (int c = o; c < o + b; ++c) {
+    const auto d = u(c, c);
+    if (!(d > 0)) return false;
+    const auto r = compat::sqrt(d);
+    u(c, c) = r;
+    for (int j = c + 1; j < o + b; ++j) u(c, j) = u(c, j) / r;
+    for (int i = c + 1; i < o + b; ++i) {
+      const auto l = u(c, i);
+      for (int j = i; j < o + b; ++j) u(i, j) -= l * u(c, j);
+    }
+  }
+  return true;
+}
+
+// Blocked Cholesky with the forward substitution Uᵀy = g folded in, one launch per panel of nb rows of U:
+//   panel k (one team): the diagonal block factored by one thread (in team scratch on a device, in place on a
+//     host); each column j right of it solved for U12(:, j) = U11⁻ᵀ A12(:, j) by one thread, which also takes the
+//     block's y out of g_j; the first panel copies H's upper triangle into f and checks symmetry, the last one runs
+//     the back substitution U x = y by blocks of nb.
+//   update k (a team per nb×nb tile of the upper triangle right of and below the panel): A22 −= U12ᵀ U12.
+// Every entry is computed by one thread in a fixed order: the result depends on nb only, never on the team size or
+// thread count (host spaces use nb = q: one launch, the sequential algorithm).
+template <class Traits, class MView, class VView, class ReportView>
+struct CholeskyPanel {
+  using execution_space = typename Traits::execution_space;
+  using member_type = typename Kokkos::TeamPolicy<execution_space>::member_type;
+  using Scalar = typename MView::non_const_value_type;
+  using Block = Kokkos::View<Scalar**, Kokkos::LayoutRight, typename execution_space::scratch_memory_space,
+                             Kokkos::MemoryUnmanaged>;
+  MView a, f;  // a is kept intact; f receives U
+  VView rhs, sol;
+  ReportView report;
+  int q, k, nb;
+
+  static size_t scratch_bytes(int nb) { return Traits::host ? 0 : Block::shmem_size(nb, nb); }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    if (k == 0) start(team);
+    if (report().method != solve_by_cholesky) return;  // not symmetric, or an earlier panel failed
+    const int b = q - k < nb ? q - k : nb;
+    if constexpr (Traits::host) {  // one thread, in place
+      if (!diagonal(team, f, k, b)) return;
+      columns(team, f, k, b);
+    } else {  // the diagonal block in team scratch
+      const Block d(team.team_scratch(0), nb, nb);
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b * b), [&](const int e) {
+        if (e % b >= e / b) d(e / b, e % b) = f(k + e / b, k + e % b);
+      });
+      team.team_barrier();
+      if (!diagonal(team, d, 0, b)) return;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b * b), [&](const int e) {
+        if (e % b >= e / b) f(k + e / b, k + e % b) = d(e / b, e % b);
+      });
+      columns(team, d, 0, b);
+    }
+    if (k + b == q) {
+      team.team_barrier();
+      back_substitution(team);
+    }
+  }
+
+ private:
+  KOKKOS_INLINE_FUNCTION void start(const member_type& team) const {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q * q), [&](const int e) {
+      if (e % q >= e / q) f(e / q, e % q) = a(e / q, e % q);
+    });
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) { sol(j) = rhs(j); });
+    int asymmetric = 0;
+    Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, q * q), [&](const int e, int& n) {
+      const int i = e / q, j = e % q;
+      if (j > i && !(a(i, j) == a(j, i))) n += 1;
+    }, asymmetric);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      SolveReport r;
+      r.status = solve_ok;
+      r.method = asymmetric ? solve_by_lu : solve_by_cholesky;
+      report() = r;
+    });
+    team.team_barrier();
+  }
+
+  // Factors the diagonal block (b×b at (o, o) of u) and solves its share of Uᵀy = g (y in sol); false when a
+  // pivot is not > 0, which hands the system to LU. One thread: the block is small on a device, the whole matrix
+  // on a host.
+  template <class U>
+  KOKKOS_INLINE_FUNCTION bool diagonal(const member_type& team, const U& u, int o, int b) const {
+    int ok = 0;
+    Kokkos::single(Kokkos::PerTeam(team), [&](int& good) {
+      good = factor_upper(u, o, b) ? 1 : 0;
+      if (!good) {
+        report().method = solve_by_lu;
+        return;
+      }
+      for (int c = 0; c < b; ++c) {  // column-oriented: the inner loop runs along row c
+        const auto y = sol(k + c) / u(o + c, o + c);
+        sol(k + c) = y;
+        for (int j = c + 1; j < b; ++j) sol(k + j) -= u(o + c, o + j) * y;
+      }
+    }, ok);
+    team.team_barrier();
+    return ok != 0;
+  }
+
+  // Columns j right of the block: U12(:, j) = U11⁻ᵀ A12(:, j), and g_j −= U12(:, j)ᵀ y_block.
+  template <class U>
+  KOKKOS_INLINE_FUNCTION void columns(const member_type& team, const U& u, int o, int b) const {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k + b, q), [&](const int j) {
+      auto g = sol(j);
+      for (int m = 0; m < b; ++m) {
+        auto v = f(k + m, j);
+        for (int t = 0; t < m; ++t) v -= u(o + t, o + m) * f(k + t, j);
+        v = v / u(o + m, o + m);
+        f(k + m, j) = v;
+        g -= v * sol(k + m);
+      }
+      sol(j) = g;
+    });
+  }
+
+  // U x = y by blocks of nb rows from the bottom: one thread solves a block, the team takes it out of the rows
+  // above. Then a solution that is not finite hands the system to LU.
+  KOKKOS_INLINE_FUNCTION void back_substitution(const member_type& team) const {
+    for (int s = ((q - 1) / nb) * nb; s >= 0; s -= nb) {
+      const int e = q - s < nb ? q : s + nb;
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        for (int i = e - 1; i >= s; --i) {
+          auto x = sol(i);
+          for (int j = i + 1; j < e; ++j) x -= f(i, j) * sol(j);
+          sol(i) = x / f(i, i);
+        }
+      });
+      team.team_barrier();
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, s), [&](const int i) {
+        auto x = sol(i);
+        for (int j = s; j < e; ++j) x -= f(i, j) * sol(j);
+        sol(i) = x;
+      });
+      team.team_barrier();
+    }
+    int bad = 0;
+    Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, q), [&](const int j, int& n) {
+      if (!compat::isfinite(sol(j))) n += 1;
+    }, bad);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      if (bad) report().method = solve_by_lu;
+    });
+  }
+};
+
+template <class Traits, class MView, class ReportView>
+struct CholeskyUpdate {
+  using member_type = typename Kokkos::TeamPolicy<typename Traits::execution_space>::member_type;
+  MView f;
+  ReportView report;
+  int q, k, nb, tiles;  // tiles: tile rows of the trailing matrix [k + nb, q)
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    if (report().method != solve_by_cholesky) return;
+    int r = 0, t = team.league_rank();  // the team's tile (r, c), c ≥ r, numbered row by row
+    while (t >= tiles - r) {
+      t -= tiles - r;
+      ++r;
+    }
+    const int c = r + t, s = k + nb;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nb * nb), [&](const int e) {
+      const int i = s + r * nb + e / nb, j = s + c * nb + e % nb;
+      if (i >= q || j >= q || j < i) return;
+      auto v = f(i, j);
+      for (int m = 0; m < nb; ++m) v -= f(k + m, i) * f(k + m, j);
+      f(i, j) = v;
+    });
+  }
+};
+
+// Launches the Cholesky of a (panels of nb rows) into f and its solve of a x = rhs into sol; the report says
+// solve_by_cholesky on success, solve_by_lu when LU must take over. Asynchronous, on `space`.
+template <class Traits, class MView, class VView, class ReportView>
+void cholesky_solve(const typename Traits::execution_space& space, const MView& a, const VView& rhs, const MView& f,
+                    const VView& sol, const ReportView& report, int nb) {
+  using Space = typename Traits::execution_space;
+  using Panel = CholeskyPanel<Traits, MView, VView, ReportView>;
+  const int q = static_cast<int>(a.extent(0));
+  const int team = Traits::host ? 1 : Traits::team_size;
+  for (int k = 0; k < q; k += nb) {
+    Kokkos::TeamPolicy<Space> panel(space, 1, team);
+    panel.set_scratch_size(0, Kokkos::PerTeam(Panel::scratch_bytes(nb)));
+    Kokkos::parallel_for("rh::cholesky_panel", panel, Panel{a, f, rhs, sol, report, q, k, nb});
+    const int rest = q - k - nb;
+    if (rest <= 0) break;
+    const int tiles = (rest + nb - 1) / nb;
+    Kokkos::parallel_for("rh::cholesky_update", Kokkos::TeamPolicy<Space>(space, tiles * (tiles + 1) / 2, team),
+                         CholeskyUpdate<Traits, MView, ReportView>{f, report, q, k, nb, tiles});
+  }
+}
+
+// LU with partial pivoting in one team. After a Cholesky attempt (after_cholesky) it runs only when the report
+// says the Cholesky gave way.
+template <class Traits, class MView, class VView, class ReportView>
 struct LuSolve {
   using member_type = typename Kokkos::TeamPolicy<typename Traits::execution_space>::member_type;
   MView a_in, lu;  // a_in is kept intact; lu receives the factors
   VView rhs, sol;
-  StatusView status;
+  ReportView report;
   int q;
+  bool after_cholesky;
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    if (after_cholesky && report().method == solve_by_cholesky) return;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q * q), [&](const int e) { lu(e / q, e % q) = a_in(e / q, e % q); });
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) { sol(j) = rhs(j); });
     team.team_barrier();
@@ -43,7 +252,7 @@ struct LuSolve {
         if (compat::fabs(lu(i, k)) == best && i < first) first = i;
       }, Kokkos::Min<int>(piv));
       if (piv >= q || lu(piv, k) == 0) {  // exactly singular (or NaN): the caller falls back to min-norm
-        Kokkos::single(Kokkos::PerTeam(team), [&]() { status() = solve_singular; });
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { finish(solve_singular); });
         return;
       }
       if (piv != k) {
@@ -87,7 +296,15 @@ struct LuSolve {
     Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, q), [&](const int j, int& b) {
       if (!compat::isfinite(sol(j))) b += 1;
     }, bad);
-    Kokkos::single(Kokkos::PerTeam(team), [&]() { status() = bad ? solve_non_finite : solve_ok; });
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { finish(bad ? solve_non_finite : solve_ok); });
+  }
+
+ private:
+  KOKKOS_INLINE_FUNCTION void finish(int status) const {
+    SolveReport r;
+    r.status = status;
+    r.method = solve_by_lu;
+    report() = r;
   }
 };
 

@@ -170,6 +170,15 @@ class Engine final : public EngineBase {
 
   void reset() override { committed_ = Committed(); }
 
+  // How the Newton systems of this engine were solved so far (docs/method.md §8): the tests' evidence that the
+  // Cholesky path is taken where it should be, and that the fallbacks are taken where they must be.
+  struct SolveCounts {
+    long long cholesky = 0;  // directions from the Cholesky
+    long long lu = 0;        // from LU (no Cholesky asked, or it gave way), usable or not
+    long long min_norm = 0;  // minimum-norm fallbacks after a failed LU
+  };
+  const SolveCounts& solve_counts() const { return solve_counts_; }
+
  private:
   // The named operations a penalty's solver is written against: the passes, bound to this engine's work views
   // and to the scalars of the batch.
@@ -185,7 +194,13 @@ class Engine final : public EngineBase {
     // F_b at the candidate; leaves the candidate's row weights for the next gram_gradient.
     Evaluation<Penalty> evaluate() {
       auto& scratch = std::get<typename PenaltyPasses<Penalty>::Scratch>(e_.evaluation_scratch_);
-      return evaluation_of(passes_.evaluate(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, scratch), bs_);
+      const Evaluation<Penalty> ev =
+          evaluation_of(passes_.evaluate(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, scratch), bs_);
+      if (solve_pending_) {  // the first evaluation after a factor_solve brings its report
+        solve_pending_ = false;
+        ++(ev.solve_method == solve_by_cholesky ? e_.solve_counts_.cholesky : e_.solve_counts_.lu);
+      }
+      return ev;
     }
     // F_b at β itself (after a rejected candidate, so that the row weights are β's again).
     Evaluation<Penalty> evaluate_current() {
@@ -194,9 +209,16 @@ class Engine final : public EngineBase {
     }
     void gram_gradient(bool with_gram) { e_.passes_.gram_gradient(e_.rows_, e_.chunks_, with_gram, e_.partial_); }
     void assemble(bool with_hessian) { passes_.assemble(with_hessian, e_.partial_, e_.chunks_, e_.coef_, bs_, e_.hessian_); }
-    // d = H⁻¹ g; its status comes back with the next evaluation.
-    void factor_solve() { e_.passes_.factor_solve(e_.hessian_, e_.coef_.grad, e_.lu_, e_.coef_.dir, e_.solve_status_); }
-    void min_norm_direction() { e_.passes_.min_norm_solve(e_.hessian_, e_.coef_.grad, e_.coef_.dir); }
+    // d = H⁻¹ g, by Cholesky first when the ridge makes H positive definite (docs/method.md §8); its report comes
+    // back with the next evaluation.
+    void factor_solve() {
+      e_.passes_.factor_solve(e_.hessian_, e_.coef_.grad, e_.factor_, e_.coef_.dir, e_.solve_status_, bs_.ridge > 0);
+      solve_pending_ = true;
+    }
+    void min_norm_direction() {
+      e_.passes_.min_norm_solve(e_.hessian_, e_.coef_.grad, e_.coef_.dir);
+      ++e_.solve_counts_.min_norm;
+    }
     // cand = β − t·d (the soft threshold at 0 leaves it as is).
     void newton_candidate(double t) {
       e_.passes_.candidate(e_.coef_, e_.coef_.dir, static_cast<S>(t), S(0), bs_.penalized);
@@ -211,6 +233,7 @@ class Engine final : public EngineBase {
     Engine& e_;
     const BatchScalars& bs_;
     PenaltyPasses<Penalty> passes_;
+    bool solve_pending_ = false;  // a factor_solve whose report no evaluation has read yet
   };
 
   // Bytes this engine holds for q coefficients and a row workspace of n rows, in double (it cannot overflow): the
@@ -274,12 +297,12 @@ class Engine final : public EngineBase {
       coef.info = Matrix(passes_.zeroed("rh::information_previous"), q, q);
       Matrix info_new(passes_.zeroed("rh::information_new"), q, q);
       Matrix hessian(passes_.zeroed("rh::hessian"), q, q);
-      Matrix lu(passes_.zeroed("rh::lu"), q, q);
+      Matrix factor(passes_.zeroed("rh::factor"), q, q);
       Status status = solve_status_.data() ? solve_status_ : Status(passes_.zeroed("rh::solve_status"));
       coef_ = std::move(coef);
       info_new_ = std::move(info_new);
       hessian_ = std::move(hessian);
-      lu_ = std::move(lu);
+      factor_ = std::move(factor);
       solve_status_ = std::move(status);
       partial_ = Partial();
       design_buffer_ = Vector();  // its row capacity was counted in units of the old q
@@ -309,7 +332,7 @@ class Engine final : public EngineBase {
   double stage_and_validate(const Batch& b) {
     const long long n = b.x.rows;
     chunks_ = passes_.chunks_for(n, q_);
-    const BatchCounts counts = passes_.stage(b, rows_, raw_x_);
+    const BatchCounts counts = passes_.stage(b, rows_, host_input_);
     const BatchCheck check = passes_.validate(counts, rows_, b.weights != nullptr, chunks_, weight_sums_);
     require_valid(check);
     return check.weight_sum;
@@ -360,13 +383,14 @@ class Engine final : public EngineBase {
   Chunks chunks_;
   typename Passes::Rows rows_;
   typename Passes::Coefficients coef_;
-  Matrix info_new_, hessian_, lu_;
+  Matrix info_new_, hessian_, factor_;
   Partial partial_;
   Status solve_status_;
+  SolveCounts solve_counts_;
   typename Passes::ChunkSums weight_sums_;
   typename ScratchOf<Penalties>::type evaluation_scratch_;  // one per penalty
   Vector design_buffer_;
-  Vector raw_x_;  // the caller's host X, copied as laid out before staging (spaces with their own memory)
+  typename Passes::HostInput host_input_;  // host arrays on their way to a space with its own memory
 };
 
 }  // namespace rh::detail

@@ -139,7 +139,8 @@ struct FinishEvaluation {
       EvaluationSums<Penalty> out;
       for (long long ch = 0; ch < chunks; ++ch) out.loss += chunk_loss(ch);
       for (long long j = 0; j < q; ++j) out.add_terms(terms(j));
-      out.solve_status = solve_status();
+      out.solve_status = solve_status().status;
+      out.solve_method = solve_status().method;
       sums() = out;
     });
   }
@@ -166,11 +167,14 @@ struct ChunkWeightSums {
 // Σ s_i x_i. League = chunks × (tile pairs + gradient tiles). Each entry is a sum over the chunk's rows in row
 // order; chunks are summed in order by ReduceAndAssemble, so the result does not depend on the thread count.
 //  - Spaces with their own memory (one 256-thread team per job): the team stages `stage_rows` rows of its two
-//    column tiles in scratch (coalesced reads of column-major X) and each thread owns one entry of the block.
+//    column tiles in scratch (coalesced reads of column-major X) and each thread owns one entry of the block
+//    (R = 1, tiles of up to 16), or for wide q an R×R block of a 16R × 16R tile held in registers (R > 1: 2R
+//    scratch loads per R² multiply-adds instead of 2 per 1). Every entry is the same sum in the same order
+//    either way (per staged block of rows from zero, then added to the entry), so R changes no result.
 //  - Host spaces (one thread per team): the block is accumulated one output row at a time in registers,
 //    reading row-major X directly, so the inner loop is a contiguous, vectorizable axpy.
 
-template <class Traits, class S, class XView, class VView, class PView>
+template <class Traits, class S, class XView, class VView, class PView, int R = 1>
 struct GramGradient {
   using Space = typename Traits::execution_space;
   using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
@@ -184,7 +188,8 @@ struct GramGradient {
 
   static size_t scratch_bytes(int tile, int stage_rows) {
     if (Traits::host) return 0;
-    return scratch_view::shmem_size(2 * stage_rows * tile) + scratch_view::shmem_size(tile * tile);
+    const size_t staged = scratch_view::shmem_size(stage_rows * tile);  // per column tile
+    return 2 * staged + (R == 1 ? scratch_view::shmem_size(tile * tile) : 0);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
@@ -204,8 +209,10 @@ struct GramGradient {
     }
     if constexpr (Traits::host) {
       host_block(chunk, r0, r1, gram, a, b);
-    } else {
+    } else if constexpr (R == 1) {
       team_block(team, chunk, r0, r1, gram, a, b);
+    } else {
+      register_block(team, chunk, r0, r1, gram, a, b);
     }
   }
 
@@ -261,14 +268,7 @@ struct GramGradient {
     for (long long base = r0; base < r1; base += stage_rows) {
       const int m = static_cast<int>(r1 - base < stage_rows ? r1 - base : stage_rows);
       team.team_barrier();
-      // Consecutive threads read consecutive rows of one column: coalesced for column-major X.
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m * tile), [&](const int e) {
-        const int r = e % m, j = e / m;
-        const long long i = base + r, ca = a * tile + j, cb = b * tile + j;
-        const S xa_ij = ca < q ? x(i, ca) : S(0);
-        xa(r * tile + j) = (gram ? c(i) : s(i)) * xa_ij;
-        if (gram) xb(r * tile + j) = cb < q ? x(i, cb) : S(0);
-      });
+      stage_tiles(team, xa, xb, base, m, gram, a, b);  // coalesced: consecutive threads read consecutive rows
       team.team_barrier();
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, entries), [&](const int e) {
         S sum = S(0);
@@ -291,6 +291,62 @@ struct GramGradient {
         if (j < q) partial(chunk, q * q + j) = acc(e);
       }
     });
+  }
+
+  // Staging of rows [base, base + m) of the two column tiles (a and b), as team_block does.
+  KOKKOS_INLINE_FUNCTION void stage_tiles(const member_type& team, const scratch_view& xa, const scratch_view& xb,
+                                          long long base, int m, bool gram, int a, int b) const {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m * tile), [&](const int e) {
+      const int r = e % m, j = e / m;
+      const long long i = base + r, ca = a * tile + j, cb = b * tile + j;
+      const S xa_ij = ca < q ? x(i, ca) : S(0);
+      xa(r * tile + j) = (gram ? c(i) : s(i)) * xa_ij;
+      if (gram) xb(r * tile + j) = cb < q ? x(i, cb) : S(0);
+    });
+  }
+
+  // Wide q: tile = 16R, the team a 16×16 grid, thread (ty, tx) owning entries (ty + 16u, tx + 16v), u, v < R, in
+  // registers. A warp reads 16 consecutive values of xb (no bank conflict) and two of xa (broadcast).
+  KOKKOS_INLINE_FUNCTION void register_block(const member_type& team, long long chunk, long long r0, long long r1,
+                                             bool gram, int a, int b) const {
+    constexpr int E = 16;
+    static_assert(Traits::team_size == E * E, "the register-tiled Gram needs teams of 16×16 threads");
+    scratch_view xa(team.team_scratch(0), stage_rows * tile);
+    scratch_view xb(team.team_scratch(0), stage_rows * tile);
+    const int t = team.team_rank(), ty = t / E, tx = t % E;
+    S acc[R][R] = {};
+    for (long long base = r0; base < r1; base += stage_rows) {
+      const int m = static_cast<int>(r1 - base < stage_rows ? r1 - base : stage_rows);
+      team.team_barrier();
+      stage_tiles(team, xa, xb, base, m, gram, a, b);
+      team.team_barrier();
+      if (gram) {
+        S sum[R][R] = {};
+        for (int r = 0; r < m; ++r) {
+          S va[R], vb[R];
+          for (int u = 0; u < R; ++u) va[u] = xa(r * tile + ty + E * u);
+          for (int v = 0; v < R; ++v) vb[v] = xb(r * tile + tx + E * v);
+          for (int u = 0; u < R; ++u)
+            for (int v = 0; v < R; ++v) sum[u][v] += va[u] * vb[v];
+        }
+        for (int u = 0; u < R; ++u)
+          for (int v = 0; v < R; ++v) acc[u][v] += sum[u][v];
+      } else if (t < tile) {
+        S sum = S(0);
+        for (int r = 0; r < m; ++r) sum += xa(r * tile + t);
+        acc[0][0] += sum;
+      }
+    }
+    if (gram) {
+      for (int u = 0; u < R; ++u)
+        for (int v = 0; v < R; ++v) {
+          const long long j = a * tile + ty + E * u, k = b * tile + tx + E * v;
+          if (j < q && k < q && j <= k) partial(chunk, j * q + k) = acc[u][v];
+        }
+    } else if (t < tile) {
+      const long long j = a * tile + t;
+      if (j < q) partial(chunk, q * q + j) = acc[0][0];
+    }
   }
 };
 

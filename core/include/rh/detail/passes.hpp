@@ -6,7 +6,8 @@
 //                         counted in the same pass; then the batch weight W_b
 //   2. gram_gradient      per-chunk partials of the weighted Gram Σ c_i x_i x_iᵀ and data gradient Σ s_i x_i
 //   3. assemble           H = (G + J)/N_b + ridge·I and g (the penalty adds its gradient term)
-//   4. factor_solve       H d = g by LU with partial pivoting on the space; min_norm_solve is its fallback
+//   4. factor_solve       H d = g on the space: Cholesky first when H is meant to be positive definite, else or on
+//                         its failure LU with partial pivoting; min_norm_solve is the fallback of both
 //   5. evaluate           F_b at a candidate (the penalty adds its sums) and the row weights s_i, c_i there
 //   6. commit             J_new = J + G at the final β, and the count of non-finite values of β and J_new
 //
@@ -79,7 +80,7 @@ class Passes {
   // n × q, in the layout the space reads fastest; it views a buffer from design_buffer().
   using Design = Kokkos::View<S**, typename execution_space::array_layout, memory_space, Kokkos::MemoryUnmanaged>;
   using Partial = Kokkos::View<S**, Kokkos::LayoutRight, memory_space>;  // chunks × (q² + q)
-  using Status = Kokkos::View<int, memory_space>;
+  using Status = Kokkos::View<SolveReport, memory_space>;
   using DoubleVector = Kokkos::View<double*, memory_space>;
 
   // The row-side views of a batch.
@@ -128,10 +129,19 @@ class Passes {
   Vector design_buffer(long long n, long long q) const;
   static Design design_view(const Vector& buffer, long long n, long long q) { return Design(buffer.data(), n, q); }
 
+  // Where host arrays bound for a space with its own memory pass (unused on host spaces, which read them in
+  // place): pinned host memory of the traits' staging space, grown on demand and reused across batches (pinning
+  // costs milliseconds), then the space's memory, in chunks of Traits::staging_chunk_bytes so that the host copy of
+  // one chunk overlaps the transfer of the one before on the engine's stream.
+  struct HostInput {
+    Vector device;  // the caller's X as laid out
+    Kokkos::View<S*, typename Traits::staging_space> staging;  // X as laid out, then y and w
+  };
+
   // 1. stage + validate. stage copies the batch and counts its bad values in one pass; its pointers are checked
-  // (host or this space's device memory); raw_x is scratch for host arrays bound for a space whose memory is not
-  // host memory. x has q = p or p + 1 columns. validate adds the batch weight W_b when the counts found nothing.
-  BatchCounts stage(const Batch& batch, const Rows& rows, Vector& raw_x) const;
+  // (host or this space's device memory); input is the staging of host arrays for a space whose memory is not host
+  // memory. x has q = p or p + 1 columns. validate adds the batch weight W_b when the counts found nothing.
+  BatchCounts stage(const Batch& batch, const Rows& rows, HostInput& input) const;
   BatchCheck validate(const BatchCounts& counts, const Rows& rows, bool has_w, const Chunks& chunks,
                       ChunkSums& scratch) const;
 
@@ -139,8 +149,11 @@ class Passes {
   // (grown to chunks.count × (q² + q) when needed).
   void gram_gradient(const Rows& rows, const Chunks& chunks, bool with_gram, Partial& partial) const;
 
-  // 4. sol = a⁻¹ rhs by LU with partial pivoting (lu receives the factors, a is kept); status ← SolveStatus.
-  void factor_solve(const Matrix& a, const Vector& rhs, const Matrix& lu, const Vector& sol, const Status& status) const;
+  // 4. sol = a⁻¹ rhs (factor receives the factors, a is kept; docs/method.md §8): by Cholesky when
+  // positive_definite (ridge > 0), falling back on the space to LU with partial pivoting when a is not symmetric,
+  // a pivot is not > 0 or the solution is not finite; else by LU alone. report ← SolveReport (status and method).
+  void factor_solve(const Matrix& a, const Vector& rhs, const Matrix& factor, const Vector& sol, const Status& report,
+                    bool positive_definite) const;
   // sol = the minimum-norm least-squares solution of a·sol = rhs (host SVD; the fallback of docs/method.md §8).
   void min_norm_solve(const Matrix& a, const Vector& rhs, const Vector& sol) const;
 

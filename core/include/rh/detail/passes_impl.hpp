@@ -3,6 +3,7 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <cstring>
 #include <fmt/format.h>
 #include <limits>
 #include <utility>
@@ -46,7 +47,7 @@ typename Passes<Traits, S>::Vector Passes<Traits, S>::design_buffer(long long n,
 }
 
 template <class Traits, class S>
-BatchCounts Passes<Traits, S>::stage(const Batch& b, const Rows& rows, Vector& raw_x) const {
+BatchCounts Passes<Traits, S>::stage(const Batch& b, const Rows& rows, HostInput& input) const {
   const long long n = b.x.rows, p = b.x.cols;
   const bool intercept = static_cast<long long>(rows.x.extent(1)) == p + 1;
   const long long ld = b.x.ld > 0 ? b.x.ld : (b.x.layout == Layout::row_major ? p : n);
@@ -66,17 +67,29 @@ BatchCounts Passes<Traits, S>::stage(const Batch& b, const Rows& rows, Vector& r
     if (sw) check_host_pointer(sw, "sample weights");
   }
   if (b.memory == Memory::host && !Traits::host) {
-    // Host arrays for a space with its own memory: one raw copy of X (as laid out by the caller) to the device,
-    // y and w straight into their buffers; the layout change and the intercept column happen on the device.
+    // Host arrays for a space with its own memory: X as laid out by the caller to the device, y and w straight
+    // into their buffers, all through the pinned staging buffer; the layout change and the intercept column
+    // happen on the device.
     const long long span = row_major ? (n - 1) * ld + p : (p - 1) * ld + n;  // elements X spans
-    if (static_cast<long long>(raw_x.extent(0)) < span)
-      raw_x = Vector(uninitialized("rh::x_as_given"), span);
-    using HostArray = Kokkos::View<const S*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
-    const auto head = [](const Vector& v, long long count) { return Kokkos::subview(v, Kokkos::make_pair(0LL, count)); };
-    Kokkos::deep_copy(space_, head(raw_x, span), HostArray(sx, span));
-    if (sy) Kokkos::deep_copy(space_, head(rows.y, n), HostArray(sy, n));
-    if (sw) Kokkos::deep_copy(space_, head(rows.w, n), HostArray(sw, n));
-    sx = raw_x.data();
+    const long long total = span + (sy ? n : 0) + (sw ? n : 0);
+    if (static_cast<long long>(input.device.extent(0)) < span)
+      input.device = Vector(uninitialized("rh::x_as_given"), span);
+    if (static_cast<long long>(input.staging.extent(0)) < total)
+      input.staging = decltype(input.staging)(uninitialized("rh::host_staging"), total);
+    space_.fence();  // the staging buffer may still feed the transfers of an earlier call
+    const long long chunk = std::max<long long>(1, Traits::staging_chunk_bytes / static_cast<long long>(sizeof(S)));
+    const auto through_staging = [&](const S* src, long long count, const Vector& dst, long long at) {
+      for (long long o = 0; o < count; o += chunk) {
+        const long long m = std::min(chunk, count - o);
+        std::memcpy(input.staging.data() + at + o, src + o, static_cast<size_t>(m) * sizeof(S));
+        Kokkos::deep_copy(space_, Kokkos::subview(dst, Kokkos::make_pair(o, o + m)),
+                          Kokkos::subview(input.staging, Kokkos::make_pair(at + o, at + o + m)));
+      }
+    };
+    through_staging(sx, span, input.device, 0);
+    if (sy) through_staging(sy, n, rows.y, span);
+    if (sw) through_staging(sw, n, rows.w, span + (sy ? n : 0));
+    sx = input.device.data();
     sy = sw = nullptr;  // already in place
   }
   BatchCounts counts;
@@ -113,29 +126,48 @@ BatchCheck Passes<Traits, S>::validate(const BatchCounts& counts, const Rows& ro
 template <class Traits, class S>
 void Passes<Traits, S>::gram_gradient(const Rows& rows, const Chunks& chunks, bool with_gram, Partial& partial) const {
   const long long n = rows.x.extent(0), q = rows.x.extent(1);
-  // Host spaces use a fixed 16-wide block (vectorized inner loop); device teams shrink the tile for small q.
-  using F = GramGradient<Traits, S, Design, Vector, Partial>;
-  const int tile = Traits::host ? F::host_tile : static_cast<int>(std::min<long long>(Traits::gram_tile, q));
-  const int tiles = static_cast<int>((q + tile - 1) / tile);
-  const int pairs = with_gram ? tiles * (tiles + 1) / 2 : 0;
-  const int grad_tiles = tiles;
   if (static_cast<long long>(partial.extent(0)) < chunks.count || static_cast<long long>(partial.extent(1)) != q * q + q)
     partial = Partial(uninitialized("rh::partial_sums"),
                       std::max<long long>(chunks.count, static_cast<long long>(partial.extent(0))), q * q + q);
-  Kokkos::TeamPolicy<execution_space> policy(space_, static_cast<int>(chunks.count) * (pairs + grad_tiles),
-                                             Traits::team_size);
-  policy.set_scratch_size(0, Kokkos::PerTeam(F::scratch_bytes(tile, Traits::stage_rows)));
-  Kokkos::parallel_for("rh::gram_gradient", policy,
-                       F{rows.x, rows.s, rows.c, partial, n, q, chunks.rows, tile, tiles, pairs, grad_tiles,
-                         Traits::stage_rows});
+  // Host spaces use a fixed 16-wide block (vectorized inner loop); device teams shrink the tile for small q, and
+  // for wide q (from two wide tiles on) take the register-tiled path.
+  const auto launch = [&](auto functor_tag, int tile) {
+    using F = typename decltype(functor_tag)::type;
+    const int tiles = static_cast<int>((q + tile - 1) / tile);
+    const int pairs = with_gram ? tiles * (tiles + 1) / 2 : 0;
+    const int grad_tiles = tiles;
+    Kokkos::TeamPolicy<execution_space> policy(space_, static_cast<int>(chunks.count) * (pairs + grad_tiles),
+                                               Traits::team_size);
+    policy.set_scratch_size(0, Kokkos::PerTeam(F::scratch_bytes(tile, Traits::stage_rows)));
+    Kokkos::parallel_for("rh::gram_gradient", policy,
+                         F{rows.x, rows.s, rows.c, partial, n, q, chunks.rows, tile, tiles, pairs, grad_tiles,
+                           Traits::stage_rows});
+  };
+  using Narrow = GramGradient<Traits, S, Design, Vector, Partial>;
+  constexpr int wide = Traits::gram_wide_tile;
+  if constexpr (wide > 0) {
+    if (q >= 2 * wide) {
+      launch(Tag<GramGradient<Traits, S, Design, Vector, Partial, wide / 16>>{}, wide);
+      return;
+    }
+  }
+  launch(Tag<Narrow>{}, Traits::host ? Narrow::host_tile : static_cast<int>(std::min<long long>(Traits::gram_tile, q)));
 }
 
 template <class Traits, class S>
-void Passes<Traits, S>::factor_solve(const Matrix& a, const Vector& rhs, const Matrix& lu, const Vector& sol,
-                                     const Status& status) const {
+void Passes<Traits, S>::factor_solve(const Matrix& a, const Vector& rhs, const Matrix& factor, const Vector& sol,
+                                     const Status& report, bool positive_definite) const {
   const long long q = a.extent(0);
+  if (positive_definite) {
+    cholesky_solve<Traits>(space_, a, rhs, factor, sol, report, Traits::cholesky_panel(q));
+    if constexpr (Traits::host) {  // the report is in host memory: skip the LU launch (an OpenMP barrier) here
+      space_.fence();
+      if (report().method == solve_by_cholesky) return;
+    }
+  }
   Kokkos::parallel_for("rh::lu_solve", Kokkos::TeamPolicy<execution_space>(space_, 1, Traits::lu_team_size(q)),
-                       LuSolve<Traits, Matrix, Vector, Status>{a, lu, rhs, sol, status, static_cast<int>(q)});
+                       LuSolve<Traits, Matrix, Vector, Status>{a, factor, rhs, sol, report, static_cast<int>(q),
+                                                               positive_definite});
 }
 
 template <class Traits, class S>

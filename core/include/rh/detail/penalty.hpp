@@ -49,8 +49,14 @@ struct CoefficientInputs {
   double penalized = 0.0;  // m_j: 1 for a penalized coefficient, 0 for the intercept
 };
 
-// What the dense solve of the Newton system reports (docs/method.md §8).
+// What the dense solve of the Newton system reports (docs/method.md §8): whether d is usable, and which
+// factorization produced it (Cholesky first when H is meant to be positive definite, else or on its failure LU).
 enum SolveStatus : int { solve_ok = 0, solve_singular = 1, solve_non_finite = 2 };
+enum SolveMethod : int { solve_by_cholesky = 0, solve_by_lu = 1 };
+struct SolveReport {
+  int status = solve_ok;
+  int method = solve_by_lu;
+};
 
 // Everything one evaluation of the batch objective reads back, in one copy (docs/method.md §4). The kernel that
 // writes it (FinishEvaluation) and the host code that reads it use these names only.
@@ -62,6 +68,7 @@ struct EvaluationSums {
   double cand2 = 0.0;  // ‖cand‖²
   typename Penalty::Sums penalty;  // the penalty's own share
   int solve_status = 0;  // status of the last dense solve (SolveStatus), read back with the same copy
+  int solve_method = 0;  // and the factorization that produced its direction (SolveMethod)
 
   // One coefficient's terms (loss and status stay zero) added field by field, in coefficient order.
   KOKKOS_INLINE_FUNCTION void add_terms(const EvaluationSums& t) {
@@ -79,6 +86,7 @@ struct Evaluation {
   double step_norm = 0.0;  // ‖cand − β‖₂
   double cand_norm = 0.0;  // ‖cand‖₂
   int solve_status = 0;
+  int solve_method = 0;
   typename Penalty::Sums penalty;
 };
 
@@ -89,6 +97,7 @@ Evaluation<Penalty> evaluation_of(const EvaluationSums<Penalty>& s, const BatchS
   e.step_norm = std::sqrt(s.step2);
   e.cand_norm = std::sqrt(s.cand2);
   e.solve_status = s.solve_status;
+  e.solve_method = s.solve_method;
   e.penalty = s.penalty;
   return e;
 }

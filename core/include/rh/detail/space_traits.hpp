@@ -7,9 +7,15 @@
 //                                           kernels take their host paths (one thread per team)
 //   static constexpr int team_size          threads per team of the row-chunk kernels
 //   static constexpr int gram_tile          Gram tile edge of the team path (the host path is fixed at 16)
+//   static constexpr int gram_wide_tile     Gram tile edge of the register-tiled team path, taken from q = 2 tiles
+//                                           on (a multiple of 16, team_size 256; 0: not used)
 //   static constexpr int stage_rows         rows staged in team scratch at a time (team path)
 //   static constexpr long long min_chunks, max_chunks   bounds of the row-chunk count (Passes::chunks_for)
+//   using staging_space                     host memory space that host arrays pass through on their way to a
+//                                           space with its own memory (pinned on CUDA); reused across batches
+//   static constexpr long long staging_chunk_bytes   bytes per host copy + transfer step of that staging
 //   static int lu_team_size(long long q)    team size of the one-team LU factor+solve
+//   static int cholesky_panel(long long q)  rows per panel of the blocked Cholesky (q: one launch, sequential)
 //   static int device_count()               devices present (1 for a host space); must not start Kokkos
 //   static int concurrency()                threads (host) or resident threads (device) of Kokkos' instance
 //   static execution_space instance(int device_id)      the instance an engine runs on; throws Errc::unavailable
@@ -42,7 +48,12 @@ constexpr bool check_space_traits() {
                                                       typename T::execution_space::memory_space>::accessible,
                 "Traits::host must say whether the space's memory is host memory");
   static_assert(T::team_size >= 1 && T::gram_tile >= 1 && T::stage_rows >= 1, "team tuning must be positive");
+  static_assert(T::gram_wide_tile == 0 || (T::gram_wide_tile % 16 == 0 && T::team_size == 256),
+                "the register-tiled Gram uses 16×16 threads, each with a (gram_wide_tile/16)² block");
   static_assert(T::min_chunks >= 1 && T::min_chunks <= T::max_chunks, "chunk bounds must be ordered");
+  static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename T::staging_space>::accessible &&
+                    T::staging_chunk_bytes >= 1,
+                "the staging space is host memory, copied in positive chunks");
   static_assert(std::is_same_v<decltype(T::instance(0)), typename T::execution_space>,
                 "Traits::instance must return the execution space");
   static_assert(std::is_same_v<decltype(T::device_count()), int> && std::is_same_v<decltype(T::concurrency()), int>,
@@ -51,6 +62,7 @@ constexpr bool check_space_traits() {
   static_assert(std::is_same_v<std::remove_cv_t<decltype(T::independent_instances)>, bool>,
                 "Traits::independent_instances must be a bool");
   static_assert(std::is_same_v<decltype(T::available_memory(0)), std::uint64_t>, "available_memory returns bytes");
+  static_assert(std::is_same_v<decltype(T::cholesky_panel(1LL)), int>, "cholesky_panel returns int");
   static_assert(std::is_same_v<decltype(T::check_device_pointer(nullptr, "", 0)), void> &&
                     std::is_same_v<decltype(T::check_host_pointer(nullptr, "")), void>,
                 "pointer checks return void (they throw)");
