@@ -21,9 +21,11 @@ namespace rh::compat {
 #if RH_KOKKOS4
 using Kokkos::fabs;
 using Kokkos::isfinite;
+using Kokkos::sqrt;
 #else
 using Kokkos::Experimental::fabs;
 using Kokkos::Experimental::isfinite;
+using Kokkos::Experimental::sqrt;
 #endif
 
 // Kokkos::initialize with a thread count (0 = Kokkos' default) and a device id (-1 = Kokkos' default).

@@ -72,8 +72,8 @@ class Engine final : public EngineBase {
       return out;
     });
 
-    // J_new = J + Σ w φ_h(r(β_b)) x xᵀ, with the curvature weights of the final β left by the last evaluation.
-    passes_.gram_gradient(rows_, chunks_, true, partial_);
+    // J_new = J + Σ w φ_h(r(β_b)) x xᵀ.
+    commit_gram();
     const long long bad = passes_.commit(partial_, chunks_, coef_.info, coef_.cur, info_new_);
     if (bad > 0)
       throw Error(Errc::numerical_error,
@@ -160,25 +160,57 @@ class Engine final : public EngineBase {
       Kokkos::deep_copy(space, e_.coef_.cur, e_.coef_.tilde);  // β starts at β̃
       Kokkos::deep_copy(space, e_.coef_.cand, e_.coef_.cur);
       Kokkos::deep_copy(space, e_.coef_.grad, S(0));
+      e_.gram_state_ = GramState::stale;
+      e_.gram_rows_.reset(space, e_.chunks_.count);
     }
-    // F_b at the candidate; leaves the candidate's row weights for the next gram_gradient.
-    Evaluation<Penalty> evaluate() {
+    // F_b at the candidate; leaves the candidate's row weights for the next gram_gradient and, with `gradient`,
+    // its data gradient for the next assemble(false).
+    Evaluation<Penalty> evaluate(bool gradient = false) {
       auto& scratch = std::get<typename PenaltyPasses<Penalty>::Scratch>(e_.evaluation_scratch_);
-      return evaluation_of(passes_.evaluate(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, scratch), bs_);
+      return evaluation_of(passes_.evaluate(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, scratch,
+                                            gradient ? &e_.partial_ : nullptr),
+                           bs_);
     }
     // F_b at β itself (after a rejected candidate, so that the row weights are β's again).
     Evaluation<Penalty> evaluate_current() {
       Kokkos::deep_copy(e_.passes_.space(), e_.coef_.cand, e_.coef_.cur);
       return evaluate();
     }
-    void gram_gradient(bool with_gram) { e_.passes_.gram_gradient(e_.rows_, e_.chunks_, with_gram, e_.partial_); }
     void assemble(bool with_hessian) { passes_.assemble(with_hessian, e_.partial_, e_.chunks_, e_.coef_, bs_, e_.hessian_); }
-    // d = H⁻¹ g; its status comes back with the next evaluation.
+    // The Newton system at β: its Gram from every row (first iteration of a batch) or the last one plus the
+    // curvature changes of the accepted step (the delta Gram), the data gradient, then H and g.
+    void newton_system() {
+      e_.passes_.gram_gradient(e_.rows_, e_.chunks_, true, e_.partial_, true,
+                               e_.gram_state_ == GramState::stale ? nullptr : &e_.gram_rows_);
+      e_.gram_state_ = GramState::current;
+      assemble(true);
+    }
+    // d = H⁻¹ g; its status comes back with the next line search.
     void factor_solve() { e_.passes_.factor_solve(e_.hessian_, e_.coef_.grad, e_.lu_, e_.coef_.dir, e_.solve_status_); }
     void min_norm_direction() { e_.passes_.min_norm_solve(e_.hessian_, e_.coef_.grad, e_.coef_.dir); }
-    // cand = β − t·d (the soft threshold at 0 leaves it as is).
-    void newton_candidate(double t) {
-      e_.passes_.candidate(e_.coef_, e_.coef_.dir, static_cast<S>(t), S(0), bs_.penalized);
+    // Every step β − t·d priced from one pass, the first acceptable one chosen and written to the candidate.
+    LineSearch line_search() {
+      return e_.passes_.line_search(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, e_.line_search_);
+    }
+    // F_b at β − t·d evaluated directly (a pass over X at the candidate, which it leaves in cand), for the
+    // steps a line search leaves undecided; the row weights stay β's.
+    Evaluation<Penalty> evaluate_step(int step) {
+      LineSearch ls;
+      ls.step = step;
+      e_.passes_.candidate(e_.coef_, e_.coef_.dir, static_cast<S>(ls.t()), S(0), bs_.penalized);
+      auto& scratch = std::get<typename PenaltyPasses<Penalty>::Scratch>(e_.evaluation_scratch_);
+      return evaluation_of(passes_.evaluate(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, scratch, nullptr,
+                                            false),
+                           bs_);
+    }
+    // β ← the accepted candidate β − t·d (in cand), with its row weights; the Gram now lags by this step's
+    // curvature changes.
+    void accept_step(int step) {
+      LineSearch ls;
+      ls.step = step;
+      e_.passes_.accept_step(e_.rows_, e_.chunks_, bs_, ls, e_.gram_rows_);
+      accept();
+      e_.gram_state_ = GramState::pending;
     }
     // cand = S(β − step·g, threshold).
     void proximal_candidate(double step, double threshold) {
@@ -191,6 +223,23 @@ class Engine final : public EngineBase {
     const BatchScalars& bs_;
     PenaltyPasses<Penalty> passes_;
   };
+
+  // What partial_ holds of the Gram at the current β (docs/method.md §4 and §7).
+  enum class GramState {
+    stale,    // nothing of this batch at β (the proximal solver forms no Gram)
+    current,  // the Gram at β (the last Newton system's, and no step was accepted after it)
+    pending,  // the Gram before the last accepted step: gram_rows_ lists the rows whose curvature changed
+  };
+  // The commit's Gram Σ w φ(r(β_b)) x xᵀ per chunk (docs/method.md §7), in partial_: the last Newton system's as
+  // it is, or plus one delta pass over the rows the last accepted step changed, or from every row. The one place
+  // the commit forms its Gram; a commit that needs another weighted pass over every row takes the `stale` branch.
+  void commit_gram() {
+    switch (gram_state_) {
+      case GramState::current: break;
+      case GramState::pending: passes_.gram_gradient(rows_, chunks_, true, partial_, false, &gram_rows_); break;
+      case GramState::stale: passes_.gram_gradient(rows_, chunks_, true, partial_, false); break;
+    }
+  }
 
   // Sizes every q-sized work view for q coefficients (allocating only when q changes).
   void prepare_work(long long q) {
@@ -220,6 +269,10 @@ class Engine final : public EngineBase {
       rows_.w = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::weights"), rows);
       rows_.s = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::score_weights"), rows);
       rows_.c = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::curvature_weights"), rows);
+      rows_.r = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::residuals"), rows);
+      rows_.u = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::direction_rows"), rows);
+      rows_.dc = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::curvature_changes"), rows);
+      rows_.changed = typename Passes::Index(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::changed_rows"), rows);
     }
     rows_.x = Passes::design_view(design_buffer_, n, q_);
   }
@@ -280,6 +333,9 @@ class Engine final : public EngineBase {
   typename Passes::Coefficients coef_;
   Matrix info_new_, hessian_, lu_;
   Partial partial_;
+  GramState gram_state_ = GramState::stale;
+  typename Passes::GramRows gram_rows_;
+  typename Passes::LineSearchScratch line_search_;
   Status solve_status_;
   typename Passes::ChunkSums weight_sums_;
   typename ScratchOf<Penalties>::type evaluation_scratch_;  // one per penalty
