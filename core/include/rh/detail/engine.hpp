@@ -92,8 +92,8 @@ class Engine final : public EngineBase {
                   fmt::format("the batch objective F_b is {} (the loss of the batch overflows); the model was left "
                               "unchanged",
                               d.objective));
-    // J_new = J + Σ w φ_h(r(β_b)) x xᵀ, with the curvature weights of the final β left by the last evaluation.
-    passes_.gram_gradient(rows_, chunks_, true, partial_);
+    // J_new = J + Σ w φ_h(r(β_b)) x xᵀ.
+    commit_gram();
     const long long bad = passes_.commit(partial_, chunks_, coef_.info, coef_.cur, info_new_);
     if (bad > 0)
       throw Error(Errc::numerical_error,
@@ -190,27 +190,33 @@ class Engine final : public EngineBase {
       Kokkos::deep_copy(space, e_.coef_.cur, e_.coef_.tilde);  // β starts at β̃
       Kokkos::deep_copy(space, e_.coef_.cand, e_.coef_.cur);
       Kokkos::deep_copy(space, e_.coef_.grad, S(0));
+      e_.gram_state_ = GramState::stale;
+      e_.gram_rows_.reset(e_.passes_, e_.chunks_.count);
     }
-    // F_b at the candidate; leaves the candidate's row weights for the next gram_gradient.
-    Evaluation<Penalty> evaluate() {
+    // F_b at the candidate; leaves the candidate's row weights for the next gram_gradient and, with `gradient`,
+    // its data gradient for the next assemble(false).
+    Evaluation<Penalty> evaluate(bool gradient = false) {
       auto& scratch = std::get<typename PenaltyPasses<Penalty>::Scratch>(e_.evaluation_scratch_);
-      const Evaluation<Penalty> ev =
-          evaluation_of(passes_.evaluate(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, scratch), bs_);
-      if (solve_pending_) {  // the first evaluation after a factor_solve brings its report
-        solve_pending_ = false;
-        ++(ev.solve_method == solve_by_cholesky ? e_.solve_counts_.cholesky : e_.solve_counts_.lu);
-      }
-      return ev;
+      return evaluation_of(passes_.evaluate(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, scratch,
+                                            gradient ? &e_.partial_ : nullptr),
+                           bs_);
     }
     // F_b at β itself (after a rejected candidate, so that the row weights are β's again).
     Evaluation<Penalty> evaluate_current() {
       Kokkos::deep_copy(e_.passes_.space(), e_.coef_.cand, e_.coef_.cur);
       return evaluate();
     }
-    void gram_gradient(bool with_gram) { e_.passes_.gram_gradient(e_.rows_, e_.chunks_, with_gram, e_.partial_); }
     void assemble(bool with_hessian) { passes_.assemble(with_hessian, e_.partial_, e_.chunks_, e_.coef_, bs_, e_.hessian_); }
+    // The Newton system at β: its Gram from every row (first iteration of a batch) or the last one plus the
+    // curvature changes of the accepted step (the delta Gram), the data gradient, then H and g.
+    void newton_system() {
+      e_.passes_.gram_gradient(e_.rows_, e_.chunks_, true, e_.partial_, true,
+                               e_.gram_state_ == GramState::stale ? nullptr : &e_.gram_rows_);
+      e_.gram_state_ = GramState::current;
+      assemble(true);
+    }
     // d = H⁻¹ g, by Cholesky first when the ridge makes H positive definite (docs/method.md §8); its report comes
-    // back with the next evaluation.
+    // back with the next line search.
     void factor_solve() {
       e_.passes_.factor_solve(e_.hessian_, e_.coef_.grad, e_.factor_, e_.coef_.dir, e_.solve_status_, bs_.ridge > 0);
       solve_pending_ = true;
@@ -219,9 +225,35 @@ class Engine final : public EngineBase {
       e_.passes_.min_norm_solve(e_.hessian_, e_.coef_.grad, e_.coef_.dir);
       ++e_.solve_counts_.min_norm;
     }
-    // cand = β − t·d (the soft threshold at 0 leaves it as is).
-    void newton_candidate(double t) {
-      e_.passes_.candidate(e_.coef_, e_.coef_.dir, static_cast<S>(t), S(0), bs_.penalized);
+    // Every step β − t·d priced from one pass, the first acceptable one chosen and written to the candidate.
+    LineSearch line_search() {
+      const LineSearch ls =
+          e_.passes_.line_search(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, e_.line_search_);
+      if (solve_pending_) {  // the first line search after a factor_solve brings its report
+        solve_pending_ = false;
+        ++(ls.solve_method == solve_by_cholesky ? e_.solve_counts_.cholesky : e_.solve_counts_.lu);
+      }
+      return ls;
+    }
+    // F_b at β − t·d evaluated directly (a pass over X at the candidate, which it leaves in cand), for the
+    // steps a line search leaves undecided; the row weights stay β's.
+    Evaluation<Penalty> evaluate_step(int step) {
+      LineSearch ls;
+      ls.step = step;
+      e_.passes_.candidate(e_.coef_, e_.coef_.dir, static_cast<S>(ls.t()), S(0), bs_.penalized);
+      auto& scratch = std::get<typename PenaltyPasses<Penalty>::Scratch>(e_.evaluation_scratch_);
+      return evaluation_of(passes_.evaluate(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, scratch, nullptr,
+                                            false),
+                           bs_);
+    }
+    // β ← the accepted candidate β − t·d (in cand), with its row weights; the Gram now lags by this step's
+    // curvature changes.
+    void accept_step(int step) {
+      LineSearch ls;
+      ls.step = step;
+      e_.passes_.accept_step(e_.rows_, e_.chunks_, bs_, ls, e_.gram_rows_);
+      accept();
+      e_.gram_state_ = GramState::pending;
     }
     // cand = S(β − step·g, threshold).
     void proximal_candidate(double step, double threshold) {
@@ -238,10 +270,10 @@ class Engine final : public EngineBase {
 
   // Bytes this engine holds for q coefficients and a row workspace of n rows, in double (it cannot overflow): the
   // committed β and J, the q-vectors and q×q work matrices of prepare_work, the per-chunk partial sums, and the
-  // design, y, w, s, c (plus the caller's X as laid out, on a space with its own memory). Scratch of a few values
+  // design, y, w, s, c, r, u, Δc, the changed-row list (plus the caller's X as laid out, on a space with its own memory). Scratch of a few values
   // per chunk or coefficient is left out.
   static double footprint_bytes(double n, double q, double chunks) {
-    const double values = (1 + 5) * q + (1 + 4) * q * q + chunks * (q * q + q) + n * q + host_gram_tile + 4 * n +
+    const double values = (1 + 5) * q + (1 + 4) * q * q + chunks * (q * q + q) + n * q + host_gram_tile + 8 * n +
                           (Traits::host ? 0.0 : n * q);
     return values * sizeof(S);
   }
@@ -250,6 +282,23 @@ class Engine final : public EngineBase {
     int u = 0;
     for (; bytes >= 1024 && u < 6; ++u) bytes /= 1024;
     return fmt::format("{:.1f} {}", bytes, units[u]);
+  }
+
+  // What partial_ holds of the Gram at the current β (docs/method.md §4 and §7).
+  enum class GramState {
+    stale,    // nothing of this batch at β (the proximal solver forms no Gram)
+    current,  // the Gram at β (the last Newton system's, and no step was accepted after it)
+    pending,  // the Gram before the last accepted step: gram_rows_ lists the rows whose curvature changed
+  };
+  // The commit's Gram Σ w φ(r(β_b)) x xᵀ per chunk (docs/method.md §7), in partial_: the last Newton system's as
+  // it is, or plus one delta pass over the rows the last accepted step changed, or from every row. The one place
+  // the commit forms its Gram; a commit that needs another weighted pass over every row takes the `stale` branch.
+  void commit_gram() {
+    switch (gram_state_) {
+      case GramState::current: break;
+      case GramState::pending: passes_.gram_gradient(rows_, chunks_, true, partial_, false, &gram_rows_); break;
+      case GramState::stale: passes_.gram_gradient(rows_, chunks_, true, partial_, false); break;
+    }
   }
 
   // Checks that the views for n rows of q coefficients fit (docs/abi.md, "Limits") before anything is allocated:
@@ -322,6 +371,10 @@ class Engine final : public EngineBase {
       grown.w = Vector(passes_.uninitialized("rh::weights"), rows);
       grown.s = Vector(passes_.uninitialized("rh::score_weights"), rows);
       grown.c = Vector(passes_.uninitialized("rh::curvature_weights"), rows);
+      grown.r = Vector(passes_.uninitialized("rh::residuals"), rows);
+      grown.u = Vector(passes_.uninitialized("rh::direction_rows"), rows);
+      grown.dc = Vector(passes_.uninitialized("rh::curvature_changes"), rows);
+      grown.changed = typename Passes::Index(passes_.uninitialized("rh::changed_rows"), rows);
       design_buffer_ = std::move(design);
       rows_ = std::move(grown);
     }
@@ -385,6 +438,9 @@ class Engine final : public EngineBase {
   typename Passes::Coefficients coef_;
   Matrix info_new_, hessian_, factor_;
   Partial partial_;
+  GramState gram_state_ = GramState::stale;
+  typename Passes::GramRows gram_rows_;
+  typename Passes::LineSearchScratch line_search_;
   Status solve_status_;
   SolveCounts solve_counts_;
   typename Passes::ChunkSums weight_sums_;

@@ -1,10 +1,13 @@
 // The Kokkos functors of the solver's passes (rh/detail/passes.hpp), written once for every execution space.
 //
-// One Newton iteration reads X twice: GramGradient (weighted Gram Σ c_i x_i x_iᵀ and data gradient Σ s_i x_i,
-// using the per-row weights s_i = w_i ψ(r_i), c_i = w_i φ(r_i) left behind by the last accepted evaluation) and
-// EvaluateRows (residuals, loss, and the new s_i, c_i at the candidate). docs/performance.md counts it.
+// One Newton iteration reads X twice: GramGradient (data gradient Σ s_i x_i over every row, and the weighted Gram
+// Σ c_i x_i x_iᵀ over every row or only over the rows whose curvature weight changed) and LineSearchRows (r = y − Xβ
+// and u = X·d, from which every step of the line search is priced without reading X again). AcceptStep then moves
+// the row weights s_i = w_i ψ(r_i), c_i = w_i φ(r_i) to the accepted step. An L1 iteration reads X once per
+// majorization attempt (EvaluateRows, which also sums the candidate's gradient). docs/performance.md counts it.
 #pragma once
 #include <Kokkos_Core.hpp>
+#include <cfloat>
 #include <type_traits>
 
 #include "rh/detail/compat.hpp"
@@ -70,33 +73,286 @@ struct MakeCandidate {
   }
 };
 
+// x_iᵀv, and with Line also x_iᵀv2 and Σ_j |x_ij v_j| beside it (the line search's pass): eight independent
+// partial sums per product, combined in a fixed order, so the loop vectorizes (one running sum is a dependency
+// chain the compiler may not reorder) and every space that runs this code rounds the same way for any thread
+// count.
+template <bool Line, class S, class XView, class VView>
+KOKKOS_INLINE_FUNCTION void row_dots(const XView& x, long long i, const VView& v, const VView& v2, long long q,
+                                     S& out, S& out2, S& magnitude) {
+  constexpr int L = 8;
+  S a[L] = {}, b[L] = {}, m[L] = {};
+  long long j = 0;
+  const auto at = [&](long long k) -> S { return x(i, k); };
+  if constexpr (std::is_same<typename XView::array_layout, Kokkos::LayoutRight>::value) {
+    const S* row = &x(i, 0);
+    const S* pv = v.data();
+    const S* pv2 = v2.data();
+    for (; j + L <= q; j += L)
+      for (int l = 0; l < L; ++l) {
+        const S xv = row[j + l] * pv[j + l];
+        a[l] += xv;
+        if constexpr (Line) {
+          b[l] += row[j + l] * pv2[j + l];
+          m[l] += xv < S(0) ? -xv : xv;
+        }
+      }
+  } else {
+    for (; j + L <= q; j += L)
+      for (int l = 0; l < L; ++l) {
+        const S xv = at(j + l) * v(j + l);
+        a[l] += xv;
+        if constexpr (Line) {
+          b[l] += at(j + l) * v2(j + l);
+          m[l] += xv < S(0) ? -xv : xv;
+        }
+      }
+  }
+  for (int l = 0; j < q; ++j, ++l) {
+    const S xv = at(j) * v(j);
+    a[l] += xv;
+    if constexpr (Line) {
+      b[l] += at(j) * v2(j);
+      m[l] += xv < S(0) ? -xv : xv;
+    }
+  }
+  out = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+  out2 = ((b[0] + b[1]) + (b[2] + b[3])) + ((b[4] + b[5]) + (b[6] + b[7]));
+  magnitude = ((m[0] + m[1]) + (m[2] + m[3])) + ((m[4] + m[5]) + (m[6] + m[7]));
+}
+template <class S, class XView, class VView>
+KOKKOS_INLINE_FUNCTION S row_dot(const XView& x, long long i, const VView& v, long long q) {
+  S out, unused, unused_too;
+  row_dots<false, S>(x, i, v, v, q, out, unused, unused_too);
+  return out;
+}
+
 // Row part of the objective at a candidate, over fixed row chunks (one team per chunk): residuals, Σ w ρ(r)
 // per chunk, and the per-row score and curvature weights. Fixed chunks summed in order (FinishEvaluation) make
 // the loss independent of the thread count, which matters because the line search compares losses that differ
-// in the last bits near convergence.
-template <class Space, class S, class XView, class VView, class DView>
+// in the last bits near convergence. With `gradient`, the same pass also writes the chunk's Σ s_i x_i (the data
+// gradient at the candidate, in row order like GramGradient's) to the gradient part of `partial`, so an accepted
+// L1 candidate needs no second pass for the next iteration's gradient.
+template <class Traits, class S, class XView, class VView, class DView, class PView>
 struct EvaluateRows {
+  using Space = typename Traits::execution_space;
   using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
   XView x;
   VView y, w, s, c, cand;
   DView chunk_loss;
+  PView partial;  // chunks × (q² + q); written only with `gradient`
   long long n, q, rows_per_chunk;
   S tau, h;
-  bool has_w;
+  bool has_w, gradient;
+  bool weights;  // write s_i, c_i (false: the objective only, the row weights stay those of the current point)
+  KOKKOS_INLINE_FUNCTION S row(long long i, double& acc) const {
+    const S r = y(i) - row_dot<S>(x, i, cand, q);
+    const S wi = has_w ? w(i) : S(1);
+    acc += static_cast<double>(wi * huber_loss(r, tau));
+    const S si = wi * huber_score(r, tau);
+    if (weights) {
+      s(i) = si;
+      c(i) = wi * smoothed_curvature(r, tau, h);
+    }
+    return si;
+  }
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
-    const long long r0 = team.league_rank() * rows_per_chunk;
+    const long long chunk = team.league_rank();
+    const long long r0 = chunk * rows_per_chunk;
     const long long r1 = r0 + rows_per_chunk < n ? r0 + rows_per_chunk : n;
     double loss = 0.0;
-    Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, r0, r1), [&](const long long i, double& acc) {
-      S fit = S(0);
-      for (long long j = 0; j < q; ++j) fit += x(i, j) * cand(j);
-      const S r = y(i) - fit;
+    if constexpr (Traits::host) {  // one thread per chunk: the gradient is an axpy per row while it is in cache
+      S* g = gradient ? &partial(chunk, q * q) : nullptr;
+      if (g)
+        for (long long j = 0; j < q; ++j) g[j] = S(0);
+      for (long long i = r0; i < r1; ++i) {
+        const S si = row(i, loss);
+        if (g) {
+          const S* xi = &x(i, 0);
+          for (long long j = 0; j < q; ++j) g[j] += si * xi[j];
+        }
+      }
+    } else {
+      Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, r0, r1),
+                              [&](const long long i, double& acc) { row(i, acc); }, loss);
+      if (gradient) {
+        team.team_barrier();
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const long long j) {
+          S g = S(0);
+          for (long long i = r0; i < r1; ++i) g += s(i) * x(i, j);
+          partial(chunk, q * q + j) = g;
+        });
+      }
+    }
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { chunk_loss(chunk) = loss; });
+  }
+};
+
+// The row pass of a Newton line search (one team per chunk): r = y − x·β and u = x·d per row (kept for AcceptStep)
+// and the chunk's LineSearchSums, from which FinishLineSearch prices every step without reading X again.
+template <class Traits, class S, class XView, class VView, class SumsView>
+struct LineSearchRows {
+  using Space = typename Traits::execution_space;
+  using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
+  XView x;
+  VView y, w, r, u, beta, dir;
+  SumsView chunk_sums;
+  long long n, q, rows_per_chunk;
+  double tau;
+  bool has_w;
+  KOKKOS_INLINE_FUNCTION void row(long long i, LineSearchSums& acc) const {
+    S fit, step, magnitude;
+    row_dots<true, S>(x, i, beta, dir, q, fit, step, magnitude);
+    const S ri = y(i) - fit;
+    r(i) = ri;
+    u(i) = step;
+    const S wi = has_w ? w(i) : S(1);
+    acc.add_row(static_cast<double>(wi), static_cast<double>(ri), static_cast<double>(step), tau,
+                static_cast<double>(wi * huber_loss(ri, static_cast<S>(tau))),
+                static_cast<double>(magnitude) + compat::fabs(static_cast<double>(y(i))));
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    const long long chunk = team.league_rank();
+    const long long r0 = chunk * rows_per_chunk;
+    const long long r1 = r0 + rows_per_chunk < n ? r0 + rows_per_chunk : n;
+    LineSearchSums sums;
+    if constexpr (Traits::host) {  // one thread per chunk: rows in order
+      for (long long i = r0; i < r1; ++i) row(i, sums);
+    } else {
+      Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, r0, r1),
+                              [&](const long long i, LineSearchSums& acc) { row(i, acc); }, sums);
+    }
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { chunk_sums(chunk) = sums; });
+  }
+};
+
+// The decision of a Newton line search, in one team (docs/method.md §5): F_b(β − t·d) for t = 1, ½, …, 2⁻²⁶ from
+// the chunks' LineSearchSums (in chunk order) and the quadratic term ½δᵀJδ with δ = β − β̃ − t·d, which is
+// ½δ₀ᵀJδ₀ − ½t(dᵀJδ₀ + δ₀ᵀJd) + ½t²·dᵀJd; the first step whose F_b does not exceed F_b(β) is accepted, its candidate
+// β − t·d written to `cand` (as MakeCandidate would), and the LineSearch result left for the one readback.
+template <class Space, class S, class VView, class MView, class SumsView, class DView, class StatusView,
+          class ResultView>
+struct FinishLineSearch {
+  using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
+  VView cur, dir, tilde, cand;
+  MView info;
+  SumsView chunk_sums;
+  DView terms;  // 3 per coefficient: δ₀ⱼ(Jδ₀)ⱼ, dⱼ(Jδ₀)ⱼ + δ₀ⱼ(Jd)ⱼ, dⱼ(Jd)ⱼ
+  StatusView solve_status;
+  ResultView result;
+  long long q, chunks;
+  double inv_n, eps;  // eps: machine epsilon of the dtype S
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const long long j) {
+      double j_delta = 0.0, j_dir = 0.0;
+      for (long long k = 0; k < q; ++k) {
+        const double jk = static_cast<double>(info(j, k));
+        j_delta += jk * (static_cast<double>(cur(k)) - static_cast<double>(tilde(k)));
+        j_dir += jk * static_cast<double>(dir(k));
+      }
+      const double delta = static_cast<double>(cur(j)) - static_cast<double>(tilde(j)), d = static_cast<double>(dir(j));
+      terms(3 * j) = delta * j_delta;
+      terms(3 * j + 1) = d * j_delta + delta * j_dir;
+      terms(3 * j + 2) = d * j_dir;
+    });
+    team.team_barrier();
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      LineSearchSums total;
+      for (long long ch = 0; ch < chunks; ++ch) total += chunk_sums(ch);
+      double quad = 0.0, cross = 0.0, dir_quad = 0.0;
+      for (long long j = 0; j < q; ++j) {
+        quad += terms(3 * j);
+        cross += terms(3 * j + 1);
+        dir_quad += terms(3 * j + 2);
+      }
+      LineSearch out;
+      const double at_current = total.base + 0.5 * quad;
+      out.objective_current = at_current * inv_n;
+      // How far a direct evaluation of F_b (a pass over X at the rounded candidate, as the reference computes it)
+      // can land from these values: its residuals' rounding (ε of the dtype, about √q of it per row, through ψ)
+      // and the double sums. A step whose F_b differs from F_b(β) by more is decided here as any direct
+      // evaluation would decide it; from the first one that does not, direct evaluations decide (the host).
+      const double margin = (8.0 * eps * compat::sqrt(static_cast<double>(q) * total.noise) +
+                             8.0 * DBL_EPSILON * compat::sqrt(static_cast<double>(q + chunks)) *
+                                 (compat::fabs(total.base) + compat::fabs(quad))) * inv_n;
+      double t = 1.0;
+      for (int k = 0; k < line_search_steps; ++k, t *= 0.5) {
+        const double change = (t * total.linear + 0.5 * t * t * total.square + total.crossing[k]) +
+                              (-0.5 * t * cross + 0.5 * t * t * dir_quad);
+        const double f = (at_current + change) * inv_n;
+        if (f - out.objective_current < -margin) {
+          out.step = k;
+          out.objective = f;
+          break;
+        }
+        if (!(f - out.objective_current > margin)) {  // within rounding (or not a number): not decided here
+          out.undecided = k;
+          break;
+        }
+      }
+      out.solve_status = solve_status().status;
+      out.solve_method = solve_status().method;
+      result() = out;
+    });
+    team.team_barrier();
+    const int step = result().step;
+    if (step < 0) return;
+    const S t = static_cast<S>(1.0 / static_cast<double>(1LL << step));
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const long long j) { cand(j) = cur(j) - t * dir(j); });
+    team.team_barrier();
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      double step2 = 0.0, cand2 = 0.0;
+      for (long long j = 0; j < q; ++j) {
+        const double c = static_cast<double>(cand(j)), e = c - static_cast<double>(cur(j));
+        step2 += e * e;
+        cand2 += c * c;
+      }
+      result().step2 = step2;
+      result().cand2 = cand2;
+    });
+  }
+};
+
+// The accepted Newton step on the row side (one team per chunk): r ← r + t·u, and the row weights s_i, c_i there;
+// Δc_i = c_new − c_old, the chunk's rows with Δc_i ≠ 0 listed in row order from its first row, and the chunk's
+// choice for the next Gram pass: those rows only (added to its partial Gram), or every row when they are many
+// (gram_delta_max_fraction) or after gram_delta_max_age updates in a row.
+template <class Space, class S, class VView, class IView, class CView>
+struct AcceptStep {
+  using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
+  VView r, u, w, s, c, dc;
+  IView changed;      // n: row indices, listed per chunk
+  CView count, age;   // per chunk (GramRows)
+  long long n, rows_per_chunk;
+  S t, tau, h;
+  bool has_w;
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    const long long chunk = team.league_rank();
+    const long long r0 = chunk * rows_per_chunk;
+    const long long r1 = r0 + rows_per_chunk < n ? r0 + rows_per_chunk : n;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r0, r1), [&](const long long i) {
+      const S ri = r(i) + t * u(i);
       const S wi = has_w ? w(i) : S(1);
-      acc += static_cast<double>(wi * huber_loss(r, tau));
-      s(i) = wi * huber_score(r, tau);
-      c(i) = wi * smoothed_curvature(r, tau, h);
-    }, loss);
-    Kokkos::single(Kokkos::PerTeam(team), [&]() { chunk_loss(team.league_rank()) = loss; });
+      const S ci = wi * smoothed_curvature(ri, tau, h);
+      r(i) = ri;
+      s(i) = wi * huber_score(ri, tau);
+      dc(i) = ci - c(i);
+      c(i) = ci;
+    });
+    team.team_barrier();
+    Kokkos::parallel_scan(Kokkos::TeamThreadRange(team, r0, r1), [&](const long long i, int& before, const bool last) {
+      const int flag = dc(i) != S(0) ? 1 : 0;
+      if (last && flag) changed(r0 + before) = i;
+      before += flag;
+      if (last && i == r1 - 1) count(chunk) = before;  // the chunk's total, decided on below
+    });
+    team.team_barrier();
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      const int m = count(chunk);
+      const bool all = m > gram_delta_max_fraction * static_cast<double>(r1 - r0) || age(chunk) >= gram_delta_max_age;
+      count(chunk) = all ? gram_all_rows : m;
+      age(chunk) = all ? 0 : age(chunk) + (m > 0 ? 1 : 0);
+    });
   }
 };
 
@@ -166,6 +422,9 @@ struct ChunkWeightSums {
 // Per-chunk partial sums of the weighted Gram Σ c_i x_i x_iᵀ (upper tile pairs) and of the data gradient
 // Σ s_i x_i. League = chunks × (tile pairs + gradient tiles). Each entry is a sum over the chunk's rows in row
 // order; chunks are summed in order by ReduceAndAssemble, so the result does not depend on the thread count.
+// With `use_changes` (the delta Gram), a chunk whose AcceptStep listed its changed rows (count ≥ 0) adds
+// Σ Δc_i x_i x_iᵀ over those rows, in row order, to its partial Gram instead of recomputing it: within a batch
+// φ is flat (0 or 1) outside the ramps τ ± h, so few rows change once the iterates settle.
 //  - Spaces with their own memory (one 256-thread team per job): the team stages `stage_rows` rows of its two
 //    column tiles in scratch (coalesced reads of column-major X) and each thread owns one entry of the block
 //    (R = 1, tiles of up to 16), or for wide q an R×R block of a 16R × 16R tile held in registers (R > 1: 2R
@@ -174,7 +433,7 @@ struct ChunkWeightSums {
 //  - Host spaces (one thread per team): the block is accumulated one output row at a time in registers,
 //    reading row-major X directly, so the inner loop is a contiguous, vectorizable axpy.
 
-template <class Traits, class S, class XView, class VView, class PView, int R = 1>
+template <class Traits, class S, class XView, class VView, class PView, class IView, class CView, int R = 1>
 struct GramGradient {
   using Space = typename Traits::execution_space;
   using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
@@ -185,11 +444,23 @@ struct GramGradient {
   PView partial;  // chunks × (q·q + q)
   long long n, q, rows_per_chunk;
   int tile, tiles, pairs, grad_tiles, stage_rows;
+  bool use_changes;  // the delta Gram: `changed`, `count` and `dc` below are read
+  IView changed;     // row indices listed per chunk from its first row (AcceptStep)
+  CView count;       // per chunk: listed rows, or gram_all_rows
+  VView dc;          // per row: Δc_i of the last accepted step
 
   static size_t scratch_bytes(int tile, int stage_rows) {
     if (Traits::host) return 0;
     const size_t staged = scratch_view::shmem_size(stage_rows * tile);  // per column tile
     return 2 * staged + (R == 1 ? scratch_view::shmem_size(tile * tile) : 0);
+  }
+
+  // The rows a Gram job of this chunk reads: every row (weight c_i) or the listed ones (weight Δc_i).
+  KOKKOS_INLINE_FUNCTION long long listed(long long chunk) const {
+    return use_changes ? static_cast<long long>(count(chunk)) : static_cast<long long>(gram_all_rows);
+  }
+  KOKKOS_INLINE_FUNCTION long long row_of(bool delta, long long r0, long long e) const {
+    return delta ? static_cast<long long>(changed(r0 + e)) : r0 + e;
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
@@ -237,12 +508,21 @@ struct GramGradient {
       for (int k = 0; k < jmax; ++k) partial(chunk, q * q + ja + k) = acc[k];
       return;
     }
+    const long long list = listed(chunk);
+    const bool delta = list != gram_all_rows;
+    const long long m = delta ? list : r1 - r0;
+    if (m == 0) return;  // nothing changed: the partial stays
     for (int j0 = 0; j0 < jmax; j0 += J) {
       if (ja + j0 > kb + kmax - 1) break;  // the rest of this block lies below the diagonal
       S acc[J][T] = {};
-      for (long long i = r0; i < r1; ++i) {
+      if (delta)
+        for (int jj = 0; jj < J && j0 + jj < jmax; ++jj)
+          for (int k = 0; k < kmax; ++k)
+            if (ja + j0 + jj <= kb + k) acc[jj][k] = partial(chunk, (ja + j0 + jj) * q + kb + k);
+      for (long long e = 0; e < m; ++e) {
+        const long long i = row_of(delta, r0, e);
         const S* row = base + i * q;
-        const S ci = c(i);
+        const S ci = delta ? dc(i) : c(i);
         S lhs[J];
         for (int jj = 0; jj < J; ++jj) lhs[jj] = ci * row[ja + j0 + jj];
         for (int k = 0; k < T; ++k) {
@@ -263,12 +543,19 @@ struct GramGradient {
     scratch_view xa(team.team_scratch(0), stage_rows * tile);
     scratch_view xb(team.team_scratch(0), stage_rows * tile);
     scratch_view acc(team.team_scratch(0), tile * tile);
+    const long long list = gram ? listed(chunk) : static_cast<long long>(gram_all_rows);
+    const bool delta = list != gram_all_rows;
+    const long long rows = delta ? list : r1 - r0;
+    if (rows == 0) return;  // nothing changed: the partial stays (the whole team returns)
     const int entries = gram ? tile * tile : tile;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, entries), [&](const int e) { acc(e) = S(0); });
-    for (long long base = r0; base < r1; base += stage_rows) {
-      const int m = static_cast<int>(r1 - base < stage_rows ? r1 - base : stage_rows);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, entries), [&](const int e) {
+      const long long j = a * tile + e / tile, k = b * tile + e % tile;
+      acc(e) = delta && j < q && k < q && j <= k ? partial(chunk, j * q + k) : S(0);
+    });
+    for (long long base = 0; base < rows; base += stage_rows) {
+      const int m = static_cast<int>(rows - base < stage_rows ? rows - base : stage_rows);
       team.team_barrier();
-      stage_tiles(team, xa, xb, base, m, gram, a, b);  // coalesced: consecutive threads read consecutive rows
+      stage_tiles(team, xa, xb, r0, base, m, gram, delta, a, b);  // coalesced: consecutive threads read consecutive rows
       team.team_barrier();
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, entries), [&](const int e) {
         S sum = S(0);
@@ -293,14 +580,16 @@ struct GramGradient {
     });
   }
 
-  // Staging of rows [base, base + m) of the two column tiles (a and b), as team_block does.
+  // Staging of the chunk's rows [base, base + m) (counted from its first row r0, or from its list of changed rows
+  // for the delta Gram) of the two column tiles (a and b), weighted by c_i, Δc_i or s_i.
   KOKKOS_INLINE_FUNCTION void stage_tiles(const member_type& team, const scratch_view& xa, const scratch_view& xb,
-                                          long long base, int m, bool gram, int a, int b) const {
+                                          long long r0, long long base, int m, bool gram, bool delta, int a,
+                                          int b) const {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m * tile), [&](const int e) {
       const int r = e % m, j = e / m;
-      const long long i = base + r, ca = a * tile + j, cb = b * tile + j;
+      const long long i = row_of(delta, r0, base + r), ca = a * tile + j, cb = b * tile + j;
       const S xa_ij = ca < q ? x(i, ca) : S(0);
-      xa(r * tile + j) = (gram ? c(i) : s(i)) * xa_ij;
+      xa(r * tile + j) = (gram ? (delta ? dc(i) : c(i)) : s(i)) * xa_ij;
       if (gram) xb(r * tile + j) = cb < q ? x(i, cb) : S(0);
     });
   }
@@ -314,11 +603,21 @@ struct GramGradient {
     scratch_view xa(team.team_scratch(0), stage_rows * tile);
     scratch_view xb(team.team_scratch(0), stage_rows * tile);
     const int t = team.team_rank(), ty = t / E, tx = t % E;
+    const long long list = gram ? listed(chunk) : static_cast<long long>(gram_all_rows);
+    const bool delta = list != gram_all_rows;
+    const long long rows = delta ? list : r1 - r0;
+    if (rows == 0) return;  // nothing changed: the partial stays (the whole team returns)
     S acc[R][R] = {};
-    for (long long base = r0; base < r1; base += stage_rows) {
-      const int m = static_cast<int>(r1 - base < stage_rows ? r1 - base : stage_rows);
+    if (delta)  // the delta Gram adds to the chunk's partial
+      for (int u = 0; u < R; ++u)
+        for (int v = 0; v < R; ++v) {
+          const long long j = a * tile + ty + E * u, k = b * tile + tx + E * v;
+          if (j < q && k < q && j <= k) acc[u][v] = partial(chunk, j * q + k);
+        }
+    for (long long base = 0; base < rows; base += stage_rows) {
+      const int m = static_cast<int>(rows - base < stage_rows ? rows - base : stage_rows);
       team.team_barrier();
-      stage_tiles(team, xa, xb, base, m, gram, a, b);
+      stage_tiles(team, xa, xb, r0, base, m, gram, delta, a, b);
       team.team_barrier();
       if (gram) {
         S sum[R][R] = {};

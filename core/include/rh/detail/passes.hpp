@@ -9,6 +9,8 @@
 //   4. factor_solve       H d = g on the space: Cholesky first when H is meant to be positive definite, else or on
 //                         its failure LU with partial pivoting; min_norm_solve is the fallback of both
 //   5. evaluate           F_b at a candidate (the penalty adds its sums) and the row weights s_i, c_i there
+//      line_search        (Newton) F_b(β − t·d) for every step t of §5 from one pass (r = y − Xβ, u = X·d), the
+//                         first accepted t chosen on the space; accept_step moves r, s_i, c_i to it
 //   6. commit             J_new = J + G at the final β, and the count of non-finite values of β and J_new
 //
 // Rows are cut into chunks fixed by n and q (chunks_for); every sum over rows is a sum over chunks in chunk order,
@@ -18,8 +20,10 @@
 #include <cmath>
 #include <string>
 
+#include "rh/detail/compat.hpp"
 #include "rh/detail/compiled_spaces.hpp"
 #include "rh/detail/instances.hpp"
+#include "rh/detail/method.hpp"
 #include "rh/detail/penalties.hpp"
 #include "rh/error.hpp"
 #include "rh/types.hpp"
@@ -33,6 +37,90 @@ struct Chunks {
   long long rows = 1;   // rows per chunk; the last chunk may have fewer
   long long count = 1;
 };
+
+// One row chunk's share of F_b(β − t·d) for every step t, from r = y − x·β and u = x·d (r(β − t·d) = r + t·u), in
+// double. A row whose segment r + t·u, t ∈ [0, 1], stays in the quadratic zone of ρ contributes
+// ρ(r) + t·ru + ½t²·u²; one that stays beyond ±τ on one side contributes ρ(r) + t·τ·sign(r)·u; only a row whose
+// segment crosses ±τ is priced step by step (`crossing`, relative to ρ(r)). So the loss at step t is
+// base + t·linear + ½t²·square + crossing[k], and a chunk costs O(rows) whatever the number of steps. `base` sums
+// the same per-row terms, in the same order, as EvaluateRows at β; `noise` sizes the rounding of such a direct
+// evaluation (the reference's), to tell which decisions it could take otherwise.
+struct LineSearchSums {
+  double base = 0.0;    // Σ w ρ(r): the loss at β
+  double linear = 0.0;  // Σ w r u (quadratic rows) + Σ w τ sign(r) u (linear rows)
+  double square = 0.0;  // Σ w u² (quadratic rows)
+  double noise = 0.0;   // Σ (w·|ψ(r)|·Σ_j |x_ij β_j|)²: the variance scale of the loss's rounding, over ε²
+  double crossing[line_search_steps] = {};  // Σ w (ρ(r + t_k u) − ρ(r)) over the rows crossing ±τ
+  // loss: the row's w·ρ(r) as EvaluateRows computes it; magnitude: Σ_j |x_ij β_j| + |y_i|.
+  KOKKOS_INLINE_FUNCTION void add_row(double w, double r, double u, double tau, double loss, double magnitude) {
+    const double end = r + u;  // the residual at t = 1
+    const double a0 = r < 0 ? -r : r, a1 = end < 0 ? -end : end;
+    base += loss;
+    const double score = w * (a0 < tau ? a0 : tau) * magnitude;
+    noise += score * score;
+    if (a0 <= tau && a1 <= tau) {
+      linear += w * r * u;
+      square += w * u * u;
+    } else if ((r > tau && end > tau) || (r < -tau && end < -tau)) {
+      linear += w * tau * (r > 0 ? u : -u);
+    } else {
+      const double at_r = huber_loss(r, tau);
+      double t = 1.0;
+      for (int k = 0; k < line_search_steps; ++k, t *= 0.5) crossing[k] += w * (huber_loss(r + t * u, tau) - at_r);
+    }
+  }
+  KOKKOS_INLINE_FUNCTION void operator+=(const LineSearchSums& o) {
+    base += o.base;
+    linear += o.linear;
+    square += o.square;
+    noise += o.noise;
+    for (int k = 0; k < line_search_steps; ++k) crossing[k] += o.crossing[k];
+  }
+#if !RH_KOKKOS4
+  KOKKOS_INLINE_FUNCTION void operator+=(const volatile LineSearchSums& o) volatile {
+    base += o.base;
+    linear += o.linear;
+    square += o.square;
+    noise += o.noise;
+    for (int k = 0; k < line_search_steps; ++k) crossing[k] += o.crossing[k];
+  }
+#endif
+};
+
+}  // namespace rh::detail
+
+// A team reduction of LineSearchSums starts from zero (Kokkos' Sum reducer asks this of a custom type).
+namespace Kokkos {
+template <>
+struct reduction_identity<rh::detail::LineSearchSums> {
+  KOKKOS_FORCEINLINE_FUNCTION static rh::detail::LineSearchSums sum() { return rh::detail::LineSearchSums(); }
+};
+}  // namespace Kokkos
+
+namespace rh::detail {
+
+// What one line search reads back (the one host synchronization of a Newton iteration).
+struct LineSearch {
+  int step = -1;                   // k of the accepted t = 2⁻ᵏ; −1 when no step is accepted
+  int undecided = -1;              // the first k whose F_b is within rounding of F_b(β): from there a direct
+                                   // evaluation of each candidate decides, as the reference's does (−1: none)
+  double objective_current = 0.0;  // F_b(β)
+  double objective = 0.0;          // F_b at the accepted candidate
+  double step2 = 0.0;              // ‖cand − β‖² of the accepted candidate
+  double cand2 = 0.0;              // ‖cand‖²
+  int solve_status = 0;            // status of the last dense solve (SolveStatus)
+  int solve_method = 0;            // and its factorization (SolveMethod)
+  double t() const { return step < 0 ? 0.0 : 1.0 / static_cast<double>(1LL << step); }
+};
+
+// Which rows the next Gram pass of a chunk reads (AcceptStep decides, per chunk, on the space).
+constexpr int gram_all_rows = -1;  // recompute the chunk's partial Gram from every row's c_i
+// A chunk's partial Gram is updated from its changed rows only while they are at most this fraction of its rows
+// (docs/performance.md, "Delta Gram", measures the crossover) ...
+constexpr double gram_delta_max_fraction = 0.5;
+// ... and at most this many times in a row: then it is recomputed from every row, which bounds the rounding drift
+// of repeated updates (tests/unit/test_passes.cpp measures it against a full recompute).
+constexpr int gram_delta_max_age = 8;
 
 // What validate counts (integers held in double: exact, whatever the order), and the batch weight W_b.
 struct BatchCounts {
@@ -82,12 +170,31 @@ class Passes {
   using Partial = Kokkos::View<S**, Kokkos::LayoutRight, memory_space>;  // chunks × (q² + q)
   using Status = Kokkos::View<SolveReport, memory_space>;
   using DoubleVector = Kokkos::View<double*, memory_space>;
+  using Index = Kokkos::View<long long*, memory_space>;
+  using ChunkInts = Kokkos::View<int*, memory_space>;
 
   // The row-side views of a batch.
   struct Rows {
     Design x;         // staged design, intercept column last
     Vector y, w;      // response and weights (w is read only when the batch has weights)
-    Vector s, c;      // score and curvature weights w_i ψ(r_i), w_i φ(r_i) of the last evaluation
+    Vector s, c;      // score and curvature weights w_i ψ(r_i), w_i φ(r_i) at the current point
+    Vector r, u;      // Newton line search: r = y − Xβ and u = X·d of the last line search (r moved by AcceptStep)
+    Vector dc;        // Δc_i of the last accepted Newton step
+    Index changed;    // the rows with Δc_i ≠ 0, listed per chunk from the chunk's first row
+  };
+  // Per chunk, which rows the next delta Gram pass reads (written by accept_step).
+  struct GramRows {
+    ChunkInts count;  // rows listed in Rows::changed, or gram_all_rows
+    ChunkInts age;    // delta updates since the chunk's partial Gram was last computed from every row
+    void reset(const Passes& on, long long chunks);  // sized for `chunks`, every age 0
+  };
+  // Where a line search leaves its per-chunk sums, per-coefficient terms and result.
+  struct LineSearchScratch {
+    Kokkos::View<LineSearchSums*, memory_space> chunk_sums;
+    DoubleVector terms;
+    Kokkos::View<LineSearch, memory_space> result;
+    typename Kokkos::View<LineSearch, memory_space>::HostMirror result_host;
+    void reserve(const Passes& on, long long chunks, long long q);
   };
   // The coefficient-side views of a solve.
   struct Coefficients {
@@ -145,9 +252,14 @@ class Passes {
   BatchCheck validate(const BatchCounts& counts, const Rows& rows, bool has_w, const Chunks& chunks,
                       ChunkSums& scratch) const;
 
-  // 2. Per-chunk partials of Σ c_i x_i x_iᵀ (upper triangle, when with_gram) and Σ s_i x_i into `partial`
-  // (grown to chunks.count × (q² + q) when needed).
-  void gram_gradient(const Rows& rows, const Chunks& chunks, bool with_gram, Partial& partial) const;
+  // 2. Per-chunk partials of Σ c_i x_i x_iᵀ (upper triangle, when with_gram) and Σ s_i x_i (when with_gradient)
+  // into `partial` (grown to chunks.count × (q² + q) when needed). With `changes` (the delta Gram), a chunk that
+  // accept_step listed adds Σ Δc_i x_i x_iᵀ over its listed rows to its partial Gram instead (kernel
+  // "rh::gram_delta"; "rh::gram_gradient" reads every row).
+  void gram_gradient(const Rows& rows, const Chunks& chunks, bool with_gram, Partial& partial,
+                     bool with_gradient = true, const GramRows* changes = nullptr) const;
+  // `partial` with room for chunks.count × (q² + q) values.
+  void reserve_partial(Partial& partial, const Chunks& chunks, long long q) const;
 
   // 4. sol = a⁻¹ rhs (factor receives the factors, a is kept; docs/method.md §8): by Cholesky when
   // positive_definite (ridge > 0), falling back on the space to LU with partial pivoting when a is not symmetric,
@@ -159,6 +271,16 @@ class Passes {
 
   // cand = S(cur − step·direction, threshold) on coefficients [0, penalized), cur − step·direction elsewhere.
   void candidate(const Coefficients& coef, const Vector& direction, S step, S threshold, long long penalized) const;
+
+  // 5. The Newton line search (docs/method.md §5) from one pass over X: every step t = 2⁻ᵏ of d = coef.dir from
+  // coef.cur is priced, the first with F_b(β − t·d) ≤ F_b(β) accepted on the space and written to coef.cand;
+  // rows.r and rows.u are left for accept_step. One readback (with the status of the last factor_solve).
+  LineSearch line_search(const Rows& rows, const Chunks& chunks, const BatchScalars& bs, const Coefficients& coef,
+                         const Status& solve_status, LineSearchScratch& scratch) const;
+  // The accepted step on the row side: r += t·u, s and c there, Δc, the changed rows and each chunk's choice of
+  // rows for the next delta Gram.
+  void accept_step(const Rows& rows, const Chunks& chunks, const BatchScalars& bs, const LineSearch& step,
+                   GramRows& changes) const;
 
   // 6. info_new = info + G (G summed from `partial`); returns how many values of beta and info_new are not finite.
   long long commit(const Partial& partial, const Chunks& chunks, const Matrix& info, const Vector& beta,
@@ -203,9 +325,12 @@ class PenaltyPasses {
   // 3. grad ← g at coef.cur; with_hessian: also hessian ← H (from the Gram partials of the same gram_gradient).
   void assemble(bool with_hessian, const Partial& partial, const Chunks& chunks, const Coefficients& coef,
                 const BatchScalars& bs, const Matrix& hessian) const;
-  // 5. F_b's sums at coef.cand (with the status of the last factor_solve); rows.s, rows.c ← its row weights.
+  // 5. F_b's sums at coef.cand (with the status of the last factor_solve); rows.s, rows.c ← its row weights
+  // (unless row_weights is false). With `gradient`, the same pass writes the per-chunk Σ s_i x_i at the candidate
+  // into its gradient part (as gram_gradient would with with_gram false).
   EvaluationSums<Penalty> evaluate(const Rows& rows, const Chunks& chunks, const BatchScalars& bs,
-                                   const Coefficients& coef, const Status& solve_status, Scratch& scratch) const;
+                                   const Coefficients& coef, const Status& solve_status, Scratch& scratch,
+                                   Partial* gradient = nullptr, bool row_weights = true) const;
 
  private:
   const Base& base_;  // the space the passes run on

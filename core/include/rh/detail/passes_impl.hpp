@@ -124,34 +124,99 @@ BatchCheck Passes<Traits, S>::validate(const BatchCounts& counts, const Rows& ro
 }
 
 template <class Traits, class S>
-void Passes<Traits, S>::gram_gradient(const Rows& rows, const Chunks& chunks, bool with_gram, Partial& partial) const {
-  const long long n = rows.x.extent(0), q = rows.x.extent(1);
+void Passes<Traits, S>::reserve_partial(Partial& partial, const Chunks& chunks, long long q) const {
   if (static_cast<long long>(partial.extent(0)) < chunks.count || static_cast<long long>(partial.extent(1)) != q * q + q)
     partial = Partial(uninitialized("rh::partial_sums"),
                       std::max<long long>(chunks.count, static_cast<long long>(partial.extent(0))), q * q + q);
-  // Host spaces use a fixed 16-wide block (vectorized inner loop); device teams shrink the tile for small q, and
-  // for wide q (from two wide tiles on) take the register-tiled path.
+}
+
+template <class Traits, class S>
+void Passes<Traits, S>::gram_gradient(const Rows& rows, const Chunks& chunks, bool with_gram, Partial& partial,
+                                      bool with_gradient, const GramRows* changes) const {
+  const long long n = rows.x.extent(0), q = rows.x.extent(1);
+  const bool delta = changes != nullptr && with_gram;
   const auto launch = [&](auto functor_tag, int tile) {
     using F = typename decltype(functor_tag)::type;
     const int tiles = static_cast<int>((q + tile - 1) / tile);
     const int pairs = with_gram ? tiles * (tiles + 1) / 2 : 0;
-    const int grad_tiles = tiles;
+    const int grad_tiles = with_gradient ? tiles : 0;
+    if (pairs + grad_tiles == 0) return;
+    reserve_partial(partial, chunks, q);
     Kokkos::TeamPolicy<execution_space> policy(space_, static_cast<int>(chunks.count) * (pairs + grad_tiles),
                                                Traits::team_size);
     policy.set_scratch_size(0, Kokkos::PerTeam(F::scratch_bytes(tile, Traits::stage_rows)));
-    Kokkos::parallel_for("rh::gram_gradient", policy,
+    Kokkos::parallel_for(delta ? "rh::gram_delta" : "rh::gram_gradient", policy,
                          F{rows.x, rows.s, rows.c, partial, n, q, chunks.rows, tile, tiles, pairs, grad_tiles,
-                           Traits::stage_rows});
+                           Traits::stage_rows, delta, rows.changed, delta ? changes->count : ChunkInts(), rows.dc});
   };
-  using Narrow = GramGradient<Traits, S, Design, Vector, Partial>;
+  // Host spaces use a fixed 16-wide block (vectorized inner loop); device teams shrink the tile for small q, and
+  // for wide q (from two wide tiles on) take the register-tiled path.
+  using Narrow = GramGradient<Traits, S, Design, Vector, Partial, Index, ChunkInts>;
   constexpr int wide = Traits::gram_wide_tile;
   if constexpr (wide > 0) {
     if (q >= 2 * wide) {
-      launch(Tag<GramGradient<Traits, S, Design, Vector, Partial, wide / 16>>{}, wide);
+      launch(Tag<GramGradient<Traits, S, Design, Vector, Partial, Index, ChunkInts, wide / 16>>{}, wide);
       return;
     }
   }
   launch(Tag<Narrow>{}, Traits::host ? Narrow::host_tile : static_cast<int>(std::min<long long>(Traits::gram_tile, q)));
+}
+
+template <class Traits, class S>
+void Passes<Traits, S>::GramRows::reset(const Passes& on, long long chunks) {
+  if (static_cast<long long>(count.extent(0)) < chunks) {
+    ChunkInts grown_count(on.zeroed("rh::gram_rows_count"), chunks), grown_age(on.zeroed("rh::gram_rows_age"), chunks);
+    count = grown_count;
+    age = grown_age;
+  }
+  Kokkos::deep_copy(on.space(), age, 0);
+}
+
+template <class Traits, class S>
+void Passes<Traits, S>::LineSearchScratch::reserve(const Passes& on, long long chunks, long long q) {
+  if (static_cast<long long>(chunk_sums.extent(0)) < chunks)
+    chunk_sums = Kokkos::View<LineSearchSums*, memory_space>(on.zeroed("rh::line_search_sums"), chunks);
+  if (static_cast<long long>(terms.extent(0)) < 3 * q) terms = DoubleVector(on.zeroed("rh::line_search_terms"), 3 * q);
+  if (!result.data()) {
+    Kokkos::View<LineSearch, memory_space> grown(on.zeroed("rh::line_search"));
+    result_host = Kokkos::create_mirror_view(grown);
+    result = grown;
+  }
+}
+
+template <class Traits, class S>
+LineSearch Passes<Traits, S>::line_search(const Rows& rows, const Chunks& chunks, const BatchScalars& bs,
+                                          const Coefficients& coef, const Status& solve_status,
+                                          LineSearchScratch& scratch) const {
+  const long long n = rows.x.extent(0), q = rows.x.extent(1);
+  scratch.reserve(*this, chunks.count, q);
+  using SumsView = Kokkos::View<LineSearchSums*, memory_space>;
+  Kokkos::parallel_for("rh::line_search_rows",
+                       Kokkos::TeamPolicy<execution_space>(space_, static_cast<int>(chunks.count), Traits::team_size),
+                       LineSearchRows<Traits, S, Design, Vector, SumsView>{
+                           rows.x, rows.y, rows.w, rows.r, rows.u, coef.cur, coef.dir, scratch.chunk_sums, n, q,
+                           chunks.rows, bs.tau, bs.has_weights});
+  Kokkos::parallel_for("rh::line_search_finish", Kokkos::TeamPolicy<execution_space>(space_, 1, Traits::team_size),
+                       FinishLineSearch<execution_space, S, Vector, Matrix, SumsView, DoubleVector, Status,
+                                        Kokkos::View<LineSearch, memory_space>>{
+                           coef.cur, coef.dir, coef.tilde, coef.cand, coef.info, scratch.chunk_sums, scratch.terms,
+                           solve_status, scratch.result, q, chunks.count, bs.inv_n,
+                           static_cast<double>(std::numeric_limits<S>::epsilon())});
+  Kokkos::deep_copy(space_, scratch.result_host, scratch.result);  // the one readback of a Newton iteration
+  space_.fence();
+  return scratch.result_host();
+}
+
+template <class Traits, class S>
+void Passes<Traits, S>::accept_step(const Rows& rows, const Chunks& chunks, const BatchScalars& bs,
+                                    const LineSearch& step, GramRows& changes) const {
+  const long long n = rows.x.extent(0);
+  Kokkos::parallel_for("rh::accept_step",
+                       Kokkos::TeamPolicy<execution_space>(space_, static_cast<int>(chunks.count), Traits::team_size),
+                       AcceptStep<execution_space, S, Vector, Index, ChunkInts>{
+                           rows.r, rows.u, rows.w, rows.s, rows.c, rows.dc, rows.changed, changes.count, changes.age,
+                           n, chunks.rows, static_cast<S>(step.t()), static_cast<S>(bs.tau), static_cast<S>(bs.h),
+                           bs.has_weights});
 }
 
 template <class Traits, class S>
@@ -250,16 +315,19 @@ void PenaltyPasses<Traits, S, Penalty>::assemble(bool with_hessian, const Partia
 template <class Traits, class S, class Penalty>
 EvaluationSums<Penalty> PenaltyPasses<Traits, S, Penalty>::evaluate(const Rows& rows, const Chunks& chunks,
                                                                     const BatchScalars& bs, const Coefficients& coef,
-                                                                    const Status& solve_status, Scratch& scratch) const {
+                                                                    const Status& solve_status, Scratch& scratch,
+                                                                    Partial* gradient, bool row_weights) const {
   using Space = typename Base::execution_space;
   using DoubleVector = typename Base::DoubleVector;
   const long long n = rows.x.extent(0), q = rows.x.extent(1);
   scratch.reserve(base_, chunks.count, q);
+  if (gradient) base_.reserve_partial(*gradient, chunks, q);
   Kokkos::parallel_for("rh::evaluate_rows",
                        Kokkos::TeamPolicy<Space>(base_.space(), static_cast<int>(chunks.count), Traits::team_size),
-                       EvaluateRows<Space, S, typename Base::Design, Vector, DoubleVector>{
-                           rows.x, rows.y, rows.w, rows.s, rows.c, coef.cand, scratch.chunk_loss.values, n, q,
-                           chunks.rows, static_cast<S>(bs.tau), static_cast<S>(bs.h), bs.has_weights});
+                       EvaluateRows<Traits, S, typename Base::Design, Vector, DoubleVector, Partial>{
+                           rows.x, rows.y, rows.w, rows.s, rows.c, coef.cand, scratch.chunk_loss.values,
+                           gradient ? *gradient : Partial(), n, q, chunks.rows, static_cast<S>(bs.tau),
+                           static_cast<S>(bs.h), bs.has_weights, gradient != nullptr, row_weights});
   Kokkos::parallel_for("rh::finish_evaluation", Kokkos::TeamPolicy<Space>(base_.space(), 1, Traits::team_size),
                        FinishEvaluation<Space, Penalty, Vector, Matrix, DoubleVector, Terms, Status, SumsView>{
                            coef.cand, coef.cur, coef.tilde, coef.grad, coef.info, scratch.chunk_loss.values,

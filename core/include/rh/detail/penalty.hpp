@@ -49,6 +49,9 @@ struct CoefficientInputs {
   double penalized = 0.0;  // m_j: 1 for a penalized coefficient, 0 for the intercept
 };
 
+// The steps of the Newton line search (docs/method.md §5): t_k = 2⁻ᵏ for k = 0 … 26, every t ≥ 10⁻⁸.
+constexpr int line_search_steps = 27;
+
 // What the dense solve of the Newton system reports (docs/method.md §8): whether d is usable, and which
 // factorization produced it (Cholesky first when H is meant to be positive definite, else or on its failure LU).
 enum SolveStatus : int { solve_ok = 0, solve_singular = 1, solve_non_finite = 2 };

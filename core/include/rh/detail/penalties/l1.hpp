@@ -52,19 +52,18 @@ struct L1 {
   template <class Solve>
   static Diagnostics solve(Solve& s, const Config& cfg, const BatchScalars& bs) {
     Diagnostics d;
-    const Evaluation<L1> start = s.evaluate();
+    const Evaluation<L1> start = s.evaluate(true);  // with the data gradient at β̃
     double f = start.objective, l1_current = start.penalty.l1;
     double phi = 1.0;
     bool evaluated_at_current = true;
     for (int it = 1; it <= cfg.max_iter; ++it) {
       d.iterations = it;
-      s.gram_gradient(false);
-      s.assemble(false);
+      s.assemble(false);  // g from the data gradient of the last accepted evaluation
       bool accepted = false;
       Evaluation<L1> e{};
       for (int attempt = 0; attempt < 40; ++attempt) {
         s.proximal_candidate(1.0 / phi, bs.lambda / phi);
-        e = s.evaluate();
+        e = s.evaluate(true);  // F_b(c) and, should c be accepted, the next iteration's data gradient
         evaluated_at_current = false;
         const double bound = f + e.penalty.gstep + 0.5 * phi * e.step_norm * e.step_norm;
         if (e.objective <= bound + 1e-12) {

@@ -1,6 +1,10 @@
 // Penalty none: the renewable Huber estimator (RHE), solved by damped Newton with monotone backtracking
 // (docs/method.md §5). λ_b = 0 and the penalty adds nothing to the objective, the gradient or the sums.
 #pragma once
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
 #include "rh/detail/penalty.hpp"
 
 namespace rh::detail::penalty {
@@ -22,47 +26,44 @@ struct None {
   static double objective(const EvaluationSums<None>& s, const BatchScalars& bs) { return smooth_objective(s, bs); }
 
   // Damped Newton: H d = g by the dense solve (LU, or the minimum-norm fallback when LU fails, §8), then the
-  // largest step t ∈ {1, ½, …, 2⁻²⁶} that does not increase F_b.
+  // largest step t ∈ {1, ½, …, 2⁻²⁶} that does not increase F_b — every step priced from one pass over X and
+  // chosen on the space, so an iteration reads X twice (Gram + gradient, line search) and synchronizes once.
   template <class Solve>
   static Diagnostics solve(Solve& s, const Config& cfg, const BatchScalars& /*bs*/) {
     Diagnostics d;
-    double f = s.evaluate().objective;
-    bool evaluated_at_current = true;  // the row weights left by the last evaluation are those of β
+    double f = s.evaluate().objective;  // F_b(β̃) and the row weights there
     for (int it = 1; it <= cfg.max_iter; ++it) {
       d.iterations = it;
-      s.gram_gradient(true);
-      s.assemble(true);
+      s.newton_system();
       s.factor_solve();
-      bool accepted = false, checked_solve = false;
-      Evaluation<None> e{};
-      for (double t = 1.0; t >= 1e-8; t *= 0.5) {
-        s.newton_candidate(t);
-        e = s.evaluate();
-        evaluated_at_current = false;
-        if (!checked_solve) {
-          checked_solve = true;
-          if (e.solve_status != solve_ok) {  // singular or non-finite LU result: minimum-norm direction
-            s.min_norm_direction();
-            d.used_regularized_fallback = true;
-            s.newton_candidate(t);
-            e = s.evaluate();
-          }
-        }
+      auto ls = s.line_search();  // a LineSearch (rh/detail/passes.hpp)
+      if (ls.solve_status != solve_ok) {  // singular or non-finite LU result: minimum-norm direction
+        s.min_norm_direction();
+        d.used_regularized_fallback = true;
+        ls = s.line_search();
+      }
+      f = ls.objective_current;
+      int step = ls.step;
+      double objective = ls.objective, step_norm = std::sqrt(ls.step2), cand_norm = std::sqrt(ls.cand2);
+      // Steps within rounding of F_b(β) (near convergence): a direct evaluation of each decides, as in the reference.
+      for (int k = ls.undecided; k >= 0 && k < line_search_steps; ++k) {
+        const auto e = s.evaluate_step(k);
         if (e.objective <= f) {
-          accepted = true;
+          step = k;
+          objective = e.objective;
+          step_norm = e.step_norm;
+          cand_norm = e.cand_norm;
           break;
         }
       }
-      if (!accepted) break;
-      s.accept();
-      evaluated_at_current = true;
-      f = e.objective;
-      if (e.step_norm <= cfg.tol * (1.0 + e.cand_norm)) {
+      if (step < 0) break;  // no step accepted: β stays
+      s.accept_step(step);
+      f = objective;
+      if (step_norm <= cfg.tol * (1.0 + cand_norm)) {
         d.converged = true;
         break;
       }
     }
-    if (!evaluated_at_current) f = s.evaluate_current().objective;  // the last candidate was rejected
     d.objective = f;
     return d;
   }
