@@ -112,6 +112,9 @@ void validate(const Config& c) {
   if (!(std::isfinite(c.tol) && c.tol > 0)) bad_config(fmt::format("tol must be finite and > 0 (got {})", c.tol));
   if (!(std::isfinite(c.ridge) && c.ridge >= 0))
     bad_config(fmt::format("ridge must be finite and >= 0 (got {})", c.ridge));
+  if (c.inference && c.penalty != Penalty::none)
+    bad_config(fmt::format("inference needs penalty none (got {}): {}", penalty_name(c.penalty),
+                           inference_penalty_reason));
 }
 
 void validate_state(const State& st) {
@@ -130,6 +133,9 @@ void validate_state(const State& st) {
   if (st.n_samples_seen > 0 && st.weight_sum == 0) bad("samples were seen but weight_sum is 0");
   if (st.n_samples_seen == 0 && (st.batch_count != 0 || st.weight_sum != 0))
     bad("no samples were seen but batch_count or weight_sum is not 0");
+  if (st.score_variance_batches < 0 || st.score_variance_batches > st.batch_count)
+    bad(fmt::format("score_variance_batches must be between 0 and batch_count {} (got {})", st.batch_count,
+                    st.score_variance_batches));
   if (st.n_features == 0) {
     const auto empty = [&] {
 #define RH_STATE_ARRAY_EMPTY(name, rank, since) if (!st.name.empty()) return false;

@@ -14,7 +14,8 @@ import oracle
 SCHEMA = "renewable-huber-native-golden"
 SCHEMA_VERSION = 1
 
-# Numeric per-state fields compared with the case tolerances (iteration counts are never compared).
+# Numeric per-state fields compared with the case tolerances (iteration counts are never compared). Penalty none
+# cases also hold score_variance (compared the same way) and covariance (within each state's covariance_atol).
 STATE_ARRAYS = ("coefficients", "information")
 STATE_SCALARS = ("previous_lambda", "weight_sum")
 STATE_INTEGERS = ("n_samples_seen", "batch_count")
@@ -33,6 +34,7 @@ def replay(case, dtype=np.float64, row_orders=None, traces=None, perturbation=No
     perturbation: optional oracle.Perturbation (robustness study).
     """
     config = oracle.Config.from_params(case["config"])
+    inference = config.penalty == "none"     # §12: inference exists for penalty none only
     state, states = None, []
     for index, batch in enumerate(case["batches"]):
         X, y = np.asarray(batch["X"], float), np.asarray(batch["y"], float)
@@ -44,7 +46,10 @@ def replay(case, dtype=np.float64, row_orders=None, traces=None, perturbation=No
         state, diagnostics = oracle.update(state, config, X, y, w, dtype, trace, perturbation)
         if traces is not None:
             traces.append(trace)
-        states.append(state_record(state, diagnostics))
+        record = state_record(state, diagnostics)
+        if inference:
+            record.update(inference_record(state, case["rtol"], case["atol"]))
+        states.append(record)
     predictions = oracle.predict(state, np.asarray(case["probe_X"], float), config.fit_intercept, dtype)
     return {"states": states, "predictions": to_floats(predictions)}
 
@@ -65,6 +70,38 @@ def state_record(state, diagnostics):
             "bandwidth": float(diagnostics.bandwidth),
         },
     }
+
+
+def inference_record(state, rtol, atol):
+    """§12 expected values: K, the covariance J⁻¹ K J⁻¹ (null when J is singular) and the absolute bound within
+    which a replay's covariance must agree (null when the case tolerance does not determine it).
+
+    The bound follows from the case tolerance, which J and K must meet element by element: an elementwise error
+    atol + rtol·|x| is at most ε = √q·rtol + q·atol/‖x‖₂ relative in the 2-norm; with t = κ(J)·ε_J < 1/2 and
+    u = t/(1 − t), ‖δJ⁻¹‖ ≤ ‖J⁻¹‖·u, so ‖δ(J⁻¹KJ⁻¹)‖₂ ≤ ‖J⁻¹‖²‖K‖·[u(1 + ε_K)(1 + u) + ε_K(1 + u) + u], which bounds
+    every element. golden/README.md ("Inference") explains it."""
+    J = np.asarray(state.information, np.float64)
+    K = np.asarray(state.score_variance, np.float64)
+    cov = oracle.sandwich_covariance(J, K)
+    record = {"score_variance": to_floats(K), "covariance": None, "covariance_atol": None}
+    if cov is None:
+        return record
+    record["covariance"] = to_floats(cov)
+    q = J.shape[0]
+    eigenvalues = np.linalg.eigvalsh(J)
+    norm_J, inverse_norm = float(eigenvalues[-1]), 1.0 / float(eigenvalues[0])
+    norm_K = float(np.linalg.norm(K, 2))
+    if norm_K == 0.0:                          # every residual 0: Ĉov = 0, and so is any replay's K
+        record["covariance_atol"] = 0.0
+        return record
+    eps_J = np.sqrt(q) * rtol + q * atol / norm_J
+    eps_K = np.sqrt(q) * rtol + q * atol / norm_K
+    t = norm_J * inverse_norm * eps_J
+    if t < 0.5:
+        u = t / (1 - t)
+        record["covariance_atol"] = float(inverse_norm ** 2 * norm_K
+                                          * (u * (1 + eps_K) * (1 + u) + eps_K * (1 + u) + u))
+    return record
 
 
 def to_floats(array):
@@ -106,6 +143,8 @@ def tolerance_usage(expected, actual, rtol, atol):
             worst = max(worst, (np.inf, f"batch {b} converged: {as_['diagnostics']['converged']}"))
         for key in STATE_ARRAYS + STATE_SCALARS:
             consider(f"batch {b} {key}", es[key], as_[key])
+        if "score_variance" in es:
+            consider(f"batch {b} score_variance", es["score_variance"], as_["score_variance"])
         for key in DIAGNOSTIC_SCALARS:
             consider(f"batch {b} {key}", es["diagnostics"][key], as_["diagnostics"][key])
     consider("predictions", expected["predictions"], actual["predictions"])

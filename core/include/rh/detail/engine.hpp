@@ -72,9 +72,15 @@ class Engine final : public EngineBase {
       return out;
     });
 
-    // J_new = J + Σ w φ_h(r(β_b)) x xᵀ, with the curvature weights of the final β left by the last evaluation.
-    passes_.gram_gradient(rows_, chunks_, true, partial_);
-    const long long bad = passes_.commit(partial_, chunks_, coef_.info, coef_.cur, info_new_);
+    // J_new = J + Σ w φ_h(r(β_b)) x xᵀ and, with inference, K_new = K + Σ w ψ(r(β_b))² x xᵀ, from the row weights
+    // of the final β left by the last evaluation.
+    commit_pass(config.inference, bs.has_weights);
+    long long bad = passes_.commit(partial_, chunks_, coef_.info, coef_.cur, info_new_);
+    if (config.inference) {
+      if (empty) Kokkos::deep_copy(space, score_previous_, S(0));
+      else Kokkos::deep_copy(space, score_previous_, committed_.score_variance);
+    }
+    bad += passes_.commit_score_variance(partial_, chunks_, config.inference, score_previous_, score_new_);
     if (bad > 0)
       throw Error(Errc::numerical_error,
                   fmt::format("the update produced {} non-finite coefficient or information values; the model "
@@ -83,9 +89,11 @@ class Engine final : public EngineBase {
     // Commit: the solved state is swapped in only now that nothing can fail.
     std::swap(committed_.coefficients, coef_.cur);
     std::swap(committed_.information, info_new_);
+    std::swap(committed_.score_variance, score_new_);
     if (static_cast<long long>(coef_.cur.extent(0)) != q_) {  // fit() changed q: the old views are not work views
       coef_.cur = Vector("rh::beta_work", q_);
       info_new_ = Matrix("rh::information_new", q_, q_);
+      score_new_ = Matrix("rh::score_variance_new", q_, q_);
     }
     // Each scalar field of the state (RH_STATE_SCALARS) after the batch.
     StateScalars& c = committed_.scalars;
@@ -95,6 +103,7 @@ class Engine final : public EngineBase {
     c.previous_lambda = bs.lambda;
     c.weight_sum = cumulative;
     c.fit_intercept = config.fit_intercept;
+    c.score_variance_batches = config.inference ? (empty ? 0 : c.score_variance_batches) + 1 : 0;
     return d;
   }
 
@@ -192,6 +201,13 @@ class Engine final : public EngineBase {
     PenaltyPasses<Penalty> passes_;
   };
 
+  // The commit's pass over X (docs/method.md §7, §12): the curvature Gram for J and, with inference, the
+  // squared-score Gram for K in the same pass (Passes::score_grams); without inference, gram_gradient's Gram.
+  void commit_pass(bool inference, bool has_weights) {
+    if (inference) passes_.score_grams(rows_, chunks_, has_weights, partial_);
+    else passes_.gram_gradient(rows_, chunks_, true, partial_);
+  }
+
   // Sizes every q-sized work view for q coefficients (allocating only when q changes).
   void prepare_work(long long q) {
     if (q == q_) return;
@@ -202,6 +218,8 @@ class Engine final : public EngineBase {
     coef_.grad = Vector("rh::gradient", q);
     coef_.info = Matrix("rh::information_previous", q, q);
     info_new_ = Matrix("rh::information_new", q, q);
+    score_previous_ = Matrix("rh::score_variance_previous", q, q);
+    score_new_ = Matrix("rh::score_variance_new", q, q);
     hessian_ = Matrix("rh::hessian", q, q);
     lu_ = Matrix("rh::lu", q, q);
     partial_ = Partial();
@@ -279,6 +297,7 @@ class Engine final : public EngineBase {
   typename Passes::Rows rows_;
   typename Passes::Coefficients coef_;
   Matrix info_new_, hessian_, lu_;
+  Matrix score_previous_, score_new_;  // K of the earlier batches and after this one (inference)
   Partial partial_;
   Status solve_status_;
   typename Passes::ChunkSums weight_sums_;

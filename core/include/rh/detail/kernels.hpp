@@ -169,6 +169,17 @@ struct ChunkWeightSums {
 //    column tiles in scratch (coalesced reads of column-major X) and each thread owns one entry of the block.
 //  - Host spaces (one thread per team): the block is accumulated one output row at a time in registers,
 //    reading row-major X directly, so the inner loop is a contiguous, vectorizable axpy.
+// The commit's pass with inference (docs/method.md §12) adds the squared-score Gram Σ k_i x_i x_iᵀ,
+// k_i = w_i ψ(r_i)², at offset q² + q of `partial`, and computes no gradient: on the host each tile-pair job
+// accumulates both Grams from one read of each row (host_score_block); a space with its own memory runs the k
+// tile pairs as `score_pairs` more jobs of the same launch.
+
+// k_i = w_i ψ(r_i)², from the score weight s_i = w_i ψ(r_i) and w_i (s_i·(s_i/w_i): no overflow for large w_i).
+template <class S>
+KOKKOS_INLINE_FUNCTION S squared_score_weight(S s, S w, bool has_w) {
+  if (!has_w) return s * s;
+  return w > S(0) ? s * (s / w) : S(0);
+}
 
 template <class Traits, class S, class XView, class VView, class PView>
 struct GramGradient {
@@ -178,9 +189,13 @@ struct GramGradient {
   static constexpr int host_tile = host_gram_tile;  // compile-time, so the accumulators stay in registers
   XView x;
   VView s, c;
-  PView partial;  // chunks × (q·q + q)
+  PView partial;  // chunks × (q·q + q), or × (2·q·q + q) with the squared-score Gram
   long long n, q, rows_per_chunk;
   int tile, tiles, pairs, grad_tiles, stage_rows;
+  VView w;              // the weights, read for k_i only
+  bool has_w = false;
+  bool score = false;   // also the squared-score Gram (the commit's pass with inference)
+  int score_pairs = 0;  // its tile-pair jobs per chunk when they are separate jobs (spaces with their own memory)
 
   static size_t scratch_bytes(int tile, int stage_rows) {
     if (Traits::host) return 0;
@@ -188,24 +203,26 @@ struct GramGradient {
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
-    const int per_chunk = pairs + grad_tiles;
+    const int per_chunk = pairs + score_pairs + grad_tiles;
     const long long chunk = team.league_rank() / per_chunk;
     const int job = team.league_rank() % per_chunk;
     const long long r0 = chunk * rows_per_chunk;
     const long long r1 = r0 + rows_per_chunk < n ? r0 + rows_per_chunk : n;
-    const bool gram = job < pairs;
+    const bool score_job = job >= pairs && job < pairs + score_pairs;  // a separate squared-score tile pair
+    const bool gram = job < pairs + score_pairs;
     int a = 0, b = 0;
     if (gram) {  // decode the upper tile pair (a, b), a ≤ b, of this job
-      int rest = job;
+      int rest = score_job ? job - pairs : job;
       while (rest >= tiles - a) { rest -= tiles - a; ++a; }
       b = a + rest;
     } else {
-      a = job - pairs;
+      a = job - pairs - score_pairs;
     }
     if constexpr (Traits::host) {
-      host_block(chunk, r0, r1, gram, a, b);
+      if (gram && score) host_score_block(chunk, r0, r1, a, b);
+      else host_block(chunk, r0, r1, gram, a, b);
     } else {
-      team_block(team, chunk, r0, r1, gram, a, b);
+      team_block(team, chunk, r0, r1, gram, score_job, a, b);
     }
   }
 
@@ -251,8 +268,50 @@ struct GramGradient {
     }
   }
 
+  // Host path of the commit's pass with inference: the block of both Grams for the tile pair (a, b), 2 output rows
+  // of each per register block (the registers of host_block's 4), so each row of X is read once for both. Each
+  // entry is the same sum, in the same order, as host_block's: J is bitwise what the pass without inference gives.
+  KOKKOS_INLINE_FUNCTION void host_score_block(long long chunk, long long r0, long long r1, int a, int b) const {
+    static_assert(std::is_same<typename XView::array_layout, Kokkos::LayoutRight>::value,
+                  "the host Gram path reads row-major X");
+    constexpr int T = host_tile, J = 2;
+    const S* base = x.data();
+    const long long ja = a * static_cast<long long>(T), kb = b * static_cast<long long>(T);
+    const int jmax = static_cast<int>(q - ja < T ? q - ja : T);
+    const int kmax = static_cast<int>(q - kb < T ? q - kb : T);
+    const long long score_offset = q * q + q;
+    for (int j0 = 0; j0 < jmax; j0 += J) {
+      if (ja + j0 > kb + kmax - 1) break;  // the rest of this block lies below the diagonal
+      S acc[J][T] = {}, acc_score[J][T] = {};
+      for (long long i = r0; i < r1; ++i) {
+        const S* row = base + i * q;
+        const S ci = c(i), ki = squared_score_weight(s(i), has_w ? w(i) : S(1), has_w);
+        S lhs[J], lhs_score[J];
+        for (int jj = 0; jj < J; ++jj) {
+          lhs[jj] = ci * row[ja + j0 + jj];
+          lhs_score[jj] = ki * row[ja + j0 + jj];
+        }
+        for (int k = 0; k < T; ++k) {
+          const S xk = row[kb + k];
+          for (int jj = 0; jj < J; ++jj) {
+            acc[jj][k] += lhs[jj] * xk;
+            acc_score[jj][k] += lhs_score[jj] * xk;
+          }
+        }
+      }
+      for (int jj = 0; jj < J && j0 + jj < jmax; ++jj) {
+        const long long j = ja + j0 + jj;
+        for (int k = 0; k < kmax; ++k)
+          if (j <= kb + k) {
+            partial(chunk, j * q + kb + k) = acc[jj][k];
+            partial(chunk, score_offset + j * q + kb + k) = acc_score[jj][k];
+          }
+      }
+    }
+  }
+
   KOKKOS_INLINE_FUNCTION void team_block(const member_type& team, long long chunk, long long r0, long long r1,
-                                         bool gram, int a, int b) const {
+                                         bool gram, bool score_job, int a, int b) const {
     scratch_view xa(team.team_scratch(0), stage_rows * tile);
     scratch_view xb(team.team_scratch(0), stage_rows * tile);
     scratch_view acc(team.team_scratch(0), tile * tile);
@@ -266,7 +325,8 @@ struct GramGradient {
         const int r = e % m, j = e / m;
         const long long i = base + r, ca = a * tile + j, cb = b * tile + j;
         const S xa_ij = ca < q ? x(i, ca) : S(0);
-        xa(r * tile + j) = (gram ? c(i) : s(i)) * xa_ij;
+        const S weight = score_job ? squared_score_weight(s(i), has_w ? w(i) : S(1), has_w) : (gram ? c(i) : s(i));
+        xa(r * tile + j) = weight * xa_ij;
         if (gram) xb(r * tile + j) = cb < q ? x(i, cb) : S(0);
       });
       team.team_barrier();
@@ -285,7 +345,7 @@ struct GramGradient {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, entries), [&](const int e) {
       if (gram) {
         const long long j = a * tile + e / tile, k = b * tile + e % tile;
-        if (j < q && k < q && j <= k) partial(chunk, j * q + k) = acc(e);
+        if (j < q && k < q && j <= k) partial(chunk, (score_job ? q * q + q : 0) + j * q + k) = acc(e);
       } else {
         const long long j = a * tile + e;
         if (j < q) partial(chunk, q * q + j) = acc(e);
@@ -296,11 +356,13 @@ struct GramGradient {
 
 // Entry (j, k) of the summed Gram G: the per-chunk partials in chunk order (deterministic), read from the upper
 // triangle so that G is exactly symmetric.
+// `offset`: where the Gram starts in a row of `partial` (q² + q for the squared-score Gram).
 template <class S, class PView>
-KOKKOS_INLINE_FUNCTION S gram_entry(const PView& partial, long long chunks, long long q, long long j, long long k) {
+KOKKOS_INLINE_FUNCTION S gram_entry(const PView& partial, long long chunks, long long q, long long j, long long k,
+                                    long long offset = 0) {
   const long long lo = j < k ? j : k, hi = j < k ? k : j;
   S g = S(0);
-  for (long long ch = 0; ch < chunks; ++ch) g += partial(ch, lo * q + hi);
+  for (long long ch = 0; ch < chunks; ++ch) g += partial(ch, offset + lo * q + hi);
   return g;
 }
 
@@ -343,6 +405,20 @@ struct CommitInformation {
   KOKKOS_INLINE_FUNCTION void operator()(const long long e) const {
     const long long j = e / q, k = e % q;
     info_new(j, k) = info(j, k) + gram_entry<S>(partial, chunks, q, j, k);
+  }
+};
+
+// The score variance update K_new = K + Σ w ψ(r)² x xᵀ (docs/method.md §12) with inference, from the
+// squared-score Gram of the commit's pass; K_new = 0 without inference (K is kept only while inference is on).
+template <class S, class MView, class PView>
+struct CommitScoreVariance {
+  PView partial;
+  MView score, score_new;
+  long long q, chunks;
+  bool inference;
+  KOKKOS_INLINE_FUNCTION void operator()(const long long e) const {
+    const long long j = e / q, k = e % q;
+    score_new(j, k) = inference ? score(j, k) + gram_entry<S>(partial, chunks, q, j, k, q * q + q) : S(0);
   }
 };
 

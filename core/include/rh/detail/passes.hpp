@@ -7,7 +7,8 @@
 //   3. assemble           H = (G + J)/N_b + ridge·I and g (the penalty adds its gradient term)
 //   4. factor_solve       H d = g by LU with partial pivoting on the space; min_norm_solve is its fallback
 //   5. evaluate           F_b at a candidate (the penalty adds its sums) and the row weights s_i, c_i there
-//   6. commit             J_new = J + G at the final β, and the count of non-finite values of β and J_new
+//   6. commit             J_new = J + G at the final β, and the count of non-finite values of β and J_new; with
+//                         inference, score_grams replaces gram_gradient before it and K_new = K + G_ψ² (§12)
 //
 // Rows are cut into chunks fixed by n and q (chunks_for); every sum over rows is a sum over chunks in chunk order,
 // so host spaces give bitwise identical results for any thread count.
@@ -111,6 +112,10 @@ class Passes {
   // 2. Per-chunk partials of Σ c_i x_i x_iᵀ (upper triangle, when with_gram) and Σ s_i x_i into `partial`
   // (grown to chunks.count × (q² + q) when needed).
   void gram_gradient(const Rows& rows, const Chunks& chunks, bool with_gram, Partial& partial) const;
+  // 2'. The commit's pass with inference (docs/method.md §12): per-chunk partials of Σ c_i x_i x_iᵀ (as
+  // gram_gradient's) and of Σ w_i ψ(r_i)² x_i x_iᵀ (at offset q² + q; ψ from s_i = w_i ψ(r_i)) in one pass over X.
+  // No gradient.
+  void score_grams(const Rows& rows, const Chunks& chunks, bool has_w, Partial& partial) const;
 
   // 4. sol = a⁻¹ rhs by LU with partial pivoting (lu receives the factors, a is kept); status ← SolveStatus.
   void factor_solve(const Matrix& a, const Vector& rhs, const Matrix& lu, const Vector& sol, const Status& status) const;
@@ -123,12 +128,21 @@ class Passes {
   // 6. info_new = info + G (G summed from `partial`); returns how many values of beta and info_new are not finite.
   long long commit(const Partial& partial, const Chunks& chunks, const Matrix& info, const Vector& beta,
                    const Matrix& info_new) const;
+  // 6'. With inference score_new = score + the squared-score Gram of score_grams' `partial`; without, score_new = 0.
+  // Returns how many values of score_new are not finite.
+  long long commit_score_variance(const Partial& partial, const Chunks& chunks, bool inference, const Matrix& score,
+                                  const Matrix& score_new) const;
 
   // out_i = x_iᵀβ, and the R² of y against it.
   void predict(const Design& x, const Vector& beta, const Vector& out) const;
   double r_squared(const Rows& rows, long long n, bool has_w, const Vector& prediction) const;
 
  private:
+  // Launches GramGradient over the chunks: φ-Gram tile pairs (with_gram), gradient tiles (with_gradient), and the
+  // squared-score Gram (with_score); `partial` grows to hold what is asked.
+  void gram_pass(const Rows& rows, const Chunks& chunks, bool with_gram, bool with_gradient, bool with_score,
+                 bool has_w, Partial& partial) const;
+
   execution_space space_;
   int device_id_;
 };

@@ -108,22 +108,38 @@ BatchCheck Passes<Traits, S>::validate(const Rows& rows, bool has_y, bool has_w,
 
 template <class Traits, class S>
 void Passes<Traits, S>::gram_gradient(const Rows& rows, const Chunks& chunks, bool with_gram, Partial& partial) const {
+  gram_pass(rows, chunks, with_gram, true, false, false, partial);
+}
+
+template <class Traits, class S>
+void Passes<Traits, S>::score_grams(const Rows& rows, const Chunks& chunks, bool has_w, Partial& partial) const {
+  gram_pass(rows, chunks, true, false, true, has_w, partial);
+}
+
+template <class Traits, class S>
+void Passes<Traits, S>::gram_pass(const Rows& rows, const Chunks& chunks, bool with_gram, bool with_gradient,
+                                  bool with_score, bool has_w, Partial& partial) const {
   const long long n = rows.x.extent(0), q = rows.x.extent(1);
   // Host spaces use a fixed 16-wide block (vectorized inner loop); device teams shrink the tile for small q.
   using F = GramGradient<Traits, S, Design, Vector, Partial>;
   const int tile = Traits::host ? F::host_tile : static_cast<int>(std::min<long long>(Traits::gram_tile, q));
   const int tiles = static_cast<int>((q + tile - 1) / tile);
   const int pairs = with_gram ? tiles * (tiles + 1) / 2 : 0;
-  const int grad_tiles = tiles;
-  if (static_cast<long long>(partial.extent(0)) < chunks.count || static_cast<long long>(partial.extent(1)) != q * q + q)
+  const int grad_tiles = with_gradient ? tiles : 0;
+  // The host's tile-pair jobs accumulate the squared-score Gram with the φ-Gram; other spaces add jobs for it.
+  const int score_pairs = with_score && !Traits::host ? pairs : 0;
+  // Never shrunk: the commit's wider rows (with the squared-score Gram) then serve every later pass as they are.
+  const long long width = with_score ? 2 * q * q + q : q * q + q;
+  if (static_cast<long long>(partial.extent(0)) < chunks.count || static_cast<long long>(partial.extent(1)) < width)
     partial = Partial(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::partial_sums"),
-                      std::max<long long>(chunks.count, static_cast<long long>(partial.extent(0))), q * q + q);
-  Kokkos::TeamPolicy<execution_space> policy(space_, static_cast<int>(chunks.count) * (pairs + grad_tiles),
+                      std::max<long long>(chunks.count, static_cast<long long>(partial.extent(0))),
+                      std::max<long long>(width, static_cast<long long>(partial.extent(1))));
+  Kokkos::TeamPolicy<execution_space> policy(space_, static_cast<int>(chunks.count) * (pairs + score_pairs + grad_tiles),
                                              Traits::team_size);
   policy.set_scratch_size(0, Kokkos::PerTeam(F::scratch_bytes(tile, Traits::stage_rows)));
-  Kokkos::parallel_for("rh::gram_gradient", policy,
+  Kokkos::parallel_for(with_score ? "rh::score_grams" : "rh::gram_gradient", policy,
                        F{rows.x, rows.s, rows.c, partial, n, q, chunks.rows, tile, tiles, pairs, grad_tiles,
-                         Traits::stage_rows});
+                         Traits::stage_rows, rows.w, has_w, with_score, score_pairs});
 }
 
 template <class Traits, class S>
@@ -166,6 +182,18 @@ long long Passes<Traits, S>::commit(const Partial& partial, const Chunks& chunks
   long long bad = 0;
   Kokkos::parallel_reduce("rh::count_non_finite", Kokkos::RangePolicy<execution_space>(space_, 0, q * q + q),
                           CountNonFinite<Vector, Matrix>{beta, info_new, q}, bad);
+  return bad;
+}
+
+template <class Traits, class S>
+long long Passes<Traits, S>::commit_score_variance(const Partial& partial, const Chunks& chunks, bool inference,
+                                                   const Matrix& score, const Matrix& score_new) const {
+  const long long q = score_new.extent(0);
+  Kokkos::parallel_for("rh::commit_score_variance", Kokkos::RangePolicy<execution_space>(space_, 0, q * q),
+                       CommitScoreVariance<S, Matrix, Partial>{partial, score, score_new, q, chunks.count, inference});
+  long long bad = 0;
+  Kokkos::parallel_reduce("rh::count_non_finite", Kokkos::RangePolicy<execution_space>(space_, 0, q * q),
+                          CountNonFinite<Vector, Matrix>{Vector(), score_new, q}, bad);
   return bad;
 }
 
