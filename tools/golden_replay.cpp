@@ -78,15 +78,18 @@ std::vector<S> vector_of(const json& v) {
   return out;
 }
 
-// K with the case tolerance, like J; the covariance within the state's covariance_atol, the bound that the case
-// tolerance on J and K implies (golden/README.md, "Inference"); a null covariance: J is singular (numerical_error).
+// K with the case rtol and the state's score_variance_atol (at least the case atol, or the floor's); the covariance
+// within the state's covariance_atol, the bound that the tolerances of J and K imply (golden/README.md,
+// "Inference"); a null covariance: J is singular (numerical_error).
 void compare_inference(const Regressor& model, const State& st, const json& want, const std::string& at,
                        Comparer& cmp) {
   const size_t q = st.coefficients.size();
   const auto& k = want.at("score_variance");
+  Comparer k_cmp{{cmp.tol.rtol, std::max(cmp.tol.atol, want.at("score_variance_atol").get<double>())}, cmp.result};
   for (size_t j = 0; j < q; ++j)
     for (size_t l = 0; l < q; ++l)
-      cmp.value(st.score_variance[j * q + l], k.at(j).at(l).get<double>(), fmt::format("{}score_variance[{}][{}]", at, j, l));
+      k_cmp.value(st.score_variance[j * q + l], k.at(j).at(l).get<double>(),
+                  fmt::format("{}score_variance[{}][{}]", at, j, l));
   cmp.exact(st.score_variance_batches, st.batch_count, at + "score_variance_batches");
   const auto& cov = want.at("covariance");
   if (cov.is_null()) {

@@ -50,11 +50,11 @@ struct Header {
 constexpr bool holds(std::uint32_t size, std::size_t offset, std::size_t bytes) { return offset + bytes <= size; }
 // The same for a field of rh_state by name.
 #define RH_STATE_HOLDS(size, field) holds(size, offsetof(rh_state, field), sizeof(rh_state::field))
-// Whether the caller gives the array `name` in rh_state `s` of `size` bytes. An array added after ABI 1.0 (its state
-// list `since` > 1) is optional: a caller written before it existed passes NULL and length 0 (RH_STRUCT_INIT's
-// zeros), and then it is neither read (set_state: zeros) nor written (get_state: only its length is reported).
+// Whether the caller gives the array `name` in rh_state `s` of `size` bytes. An array added after the first ABI (its
+// state list `since` > 1) is optional: code written before it existed leaves its pointer NULL (RH_STRUCT_INIT's
+// zeros), and then it is neither read (set_state: absent, zeros) nor written (get_state: only its length is set).
 #define RH_STATE_ARRAY_GIVEN(s, size, name, since) \
-  (RH_STATE_HOLDS(size, name##_length) && ((since) == 1 || (s)->name != nullptr || (s)->name##_length != 0))
+  (RH_STATE_HOLDS(size, name##_length) && ((since) == 1 || (s)->name != nullptr))
 
 // A copy of a struct the library reads, of the caller's struct_size (checked first): fields its version lacks are 0.
 template <class T>
@@ -266,9 +266,9 @@ State state_from(const rh_state* state) {
       throw Error(Errc::invalid_state, fmt::format("invalid state: {}_length {} is not coefficients_length{} ({})",
                                                    name, length, rank == 1 ? "" : " squared", q));
   };
-  // A field the caller's struct does not hold (an older minor's) is absent: a scalar keeps its default, an array is
-  // zeros of its shape (the state list's rule for fields an older checkpoint lacks). So is an optional array given
-  // as NULL with length 0.
+  // A field the caller's struct does not hold (an older minor's) is absent: a scalar keeps its default, an array
+  // stays empty, which rh::validate_state reads as zeros (the state list's rule for fields an older checkpoint lacks).
+  // So is an optional array given as NULL.
 #define RH_CHECK_ABI_ARRAY(name, rank, since) \
   if (RH_STATE_ARRAY_GIVEN(s, size, name, since)) check_array(s->name, s->name##_length, #name, rank);
   RH_STATE_ARRAYS(RH_CHECK_ABI_ARRAY)
@@ -278,16 +278,10 @@ State state_from(const rh_state* state) {
   if (RH_STATE_HOLDS(size, name)) scalar_from(s->name, st.name, "state." #name);
   RH_STATE_SCALARS(RH_SCALAR_FROM_ABI)
 #undef RH_SCALAR_FROM_ABI
-#define RH_ARRAY_FROM_ABI(name, rank, since)                                                  \
-  if (RH_STATE_ARRAY_GIVEN(s, size, name, since)) st.name.assign(s->name, s->name + s->name##_length); \
-  else st.name.assign(static_cast<size_t>(rank == 1 ? q : q * q), 0.0);
+#define RH_ARRAY_FROM_ABI(name, rank, since) \
+  if (RH_STATE_ARRAY_GIVEN(s, size, name, since)) st.name.assign(s->name, s->name + s->name##_length);
   RH_STATE_ARRAYS(RH_ARRAY_FROM_ABI)
 #undef RH_ARRAY_FROM_ABI
-  // A count of the batches in K without K would claim that K = 0 holds them (docs/method.md §12).
-  if (!RH_STATE_ARRAY_GIVEN(s, size, score_variance, 2) && st.score_variance_batches != 0)
-    throw Error(Errc::invalid_state, fmt::format("invalid state: score_variance_batches is {}, but no score_variance "
-                                                 "is given",
-                                                 st.score_variance_batches));
   return st;
 }
 

@@ -270,7 +270,7 @@ std::uint64_t declared_size(const std::uint8_t* fixed, std::uint32_t version) {
 
 std::vector<std::uint8_t> encode_checkpoint(const Checkpoint& cp) {
   check_consistent(cp);
-  const State& st = cp.state;
+  const State st = complete_state(cp.state);
   const std::size_t total = size_for(checkpoint_format_version, st.coefficients.size());
   Writer w(total);
   w.raw(kMagic.data(), kMagic.size());

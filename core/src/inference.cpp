@@ -79,6 +79,9 @@ std::vector<double> sandwich_covariance(const State& st) {
 double two_sided_p_value(double z) { return std::erfc(std::fabs(z) / std::sqrt(2.0)); }
 
 double normal_quantile(double p) {
+  // The upper half by symmetry: 1 − p is exact there, and Φ(x) − p is then evaluated where Φ is small, with its full
+  // relative precision (near 1 it would lose the tail's digits).
+  if (p > 0.5) return -normal_quantile(1.0 - p);
   // Acklam's rational approximation (relative error below 1.2e-9), then one Halley step on Φ(x) − p with Φ from
   // erfc, which brings it to double precision.
   static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
@@ -95,14 +98,10 @@ double normal_quantile(double p) {
     const double r = std::sqrt(-2.0 * std::log(p));
     x = (((((c[0] * r + c[1]) * r + c[2]) * r + c[3]) * r + c[4]) * r + c[5]) /
         ((((d[0] * r + d[1]) * r + d[2]) * r + d[3]) * r + 1.0);
-  } else if (p <= 1.0 - low) {
+  } else {
     const double u = p - 0.5, r = u * u;
     x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * u /
         (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1.0);
-  } else {
-    const double r = std::sqrt(-2.0 * std::log1p(-p));
-    x = -(((((c[0] * r + c[1]) * r + c[2]) * r + c[3]) * r + c[4]) * r + c[5]) /
-        ((((d[0] * r + d[1]) * r + d[2]) * r + d[3]) * r + 1.0);
   }
   const double e = 0.5 * std::erfc(-x / std::sqrt(2.0)) - p;
   constexpr double sqrt_2pi = 2.5066282746310002;

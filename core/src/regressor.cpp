@@ -168,7 +168,7 @@ void Regressor::set_state(const State& st) {
     throw Error(Errc::invalid_state, fmt::format("set_state: the state has fit_intercept={} but the configuration "
                                                  "has fit_intercept={}",
                                                  st.fit_intercept, config_.fit_intercept));
-  guarded("set_state", [&] { e.import_state(st); });
+  guarded("set_state", [&] { e.import_state(complete_state(st)); });
   n_features_ = st.n_features;
   fit_intercept_ = st.fit_intercept;
   diagnostics_.reset();

@@ -186,14 +186,14 @@ TEST_CASE("covariance, standard errors, z, p-values and intervals") {
     CHECK(se[j] == std::sqrt(cov[j * q + j]));
     CHECK(z[j] == st.coefficients[j] / se[j]);
     CHECK(p[j] == doctest::Approx(std::erfc(std::fabs(z[j]) / std::sqrt(2.0))).epsilon(1e-15));
-    // Φ⁻¹(0.975) and Φ⁻¹(0.995) to 16 digits (R: qnorm(c(0.975, 0.995), digits = 17)).
+    // Φ⁻¹(0.975) and Φ⁻¹(0.995) to 16 digits (SciPy's ndtri).
     CHECK((ci.upper[j] - ci.lower[j]) / (2 * se[j]) == doctest::Approx(1.959963984540054).epsilon(1e-14));
     CHECK((ci99.upper[j] - ci99.lower[j]) / (2 * se[j]) == doctest::Approx(2.5758293035489004).epsilon(1e-14));
     CHECK((ci.upper[j] + ci.lower[j]) / 2 == doctest::Approx(st.coefficients[j]).epsilon(1e-15));
   }
-  // Far tails: Φ⁻¹(1 − 1e-12) = 7.034483825301131 (R: qnorm(1e-12, lower.tail = FALSE)).
-  const rh::ConfidenceIntervals tail = model.confidence_intervals(1 - 2e-12);
-  CHECK((tail.upper[0] - tail.lower[0]) / (2 * se[0]) == doctest::Approx(7.034483825301131).epsilon(1e-9));
+  // Far tail, at a level that double holds exactly: Φ⁻¹(1 − 2⁻⁴¹) = 7.14355203435218933 (mpmath, 30 digits).
+  const rh::ConfidenceIntervals tail = model.confidence_intervals(1 - std::ldexp(1.0, -40));
+  CHECK((tail.upper[0] - tail.lower[0]) / (2 * se[0]) == doctest::Approx(7.143552034352189).epsilon(1e-14));
 }
 
 TEST_CASE("inference says why it is unavailable") {

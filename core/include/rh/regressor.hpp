@@ -149,8 +149,12 @@ class Regressor {
   std::optional<Diagnostics> diagnostics_;
 };
 
-// Checks a state's internal consistency (shapes, finiteness, counters); throws Errc::invalid_state.
+// Checks a state's internal consistency (shapes, finiteness, counters); throws Errc::invalid_state. An array added
+// after checkpoint format 1 (score_variance) may be left empty: absent, it means zeros, held by no batch.
 void validate_state(const State& state);
+// A copy of a valid state with every absent array filled with the zeros it means (what set_state installs and
+// encode_checkpoint writes).
+State complete_state(const State& state);
 // The same, and for a float32 model that every value is a float (so that it is held exactly).
 void validate_state(const State& state, Dtype dtype);
 
