@@ -7,7 +7,8 @@
 //       threads, GPU), then answers each stdin line with one JSON line:
 //         load FILE                                       load a data file (replaces the previous one)
 //         run SPACE DTYPE PENALTY LIFECYCLE OPERATION INPUT REPS
-//             REPS timed operations; returns their seconds, Σ iterations, all_converged and the coefficients
+//             REPS timed operations; returns their seconds, Σ iterations, all_converged and the coefficients.
+//             SPACE "<space>+inference": the same with Config::inference on (docs/method.md §12)
 //         gram SPACE DTYPE REPS                            the fused Gram pass alone (perf/gram_pass.hpp) on all
 //             rows of the file as one batch; returns the mean seconds per pass of each of REPS calls
 //         bandwidth SPACE MIB                              read bandwidth of the space's memory: the best of 5
@@ -143,10 +144,11 @@ struct Op {
   bool steady = false;
   bool fit = false;     // operation fit (else partial_fit)
   bool device = false;  // input device (else host)
+  bool inference = false;  // Config::inference (SPACE given as "<space>+inference")
 
   std::string key() const {
-    return fmt::format("{}/{}/{}/{}/{}", static_cast<int>(space), static_cast<int>(dtype), static_cast<int>(penalty),
-                       fit, device);
+    return fmt::format("{}/{}/{}/{}/{}/{}", static_cast<int>(space), static_cast<int>(dtype),
+                       static_cast<int>(penalty), fit, device, inference);
   }
 };
 
@@ -271,6 +273,7 @@ class Runner {
   static rh::Config config_of(const Op& op) {
     rh::Config c;
     c.penalty = op.penalty;
+    c.inference = op.inference;
     return c;
   }
   std::unique_ptr<Data> data_;
@@ -406,7 +409,10 @@ json answer(Runner& runner, const std::string& line) {
     if (!in || reps < 1)
       throw std::runtime_error("usage: run SPACE DTYPE PENALTY LIFECYCLE OPERATION INPUT REPS");
     Op op;
-    op.space = parse_space(space);
+    const std::string with_inference = "+inference";  // the bench's --inference engines (rh:SPACE+inference)
+    op.inference = space.size() > with_inference.size() &&
+                   space.compare(space.size() - with_inference.size(), with_inference.size(), with_inference) == 0;
+    op.space = parse_space(op.inference ? space.substr(0, space.size() - with_inference.size()) : space);
     op.dtype = parse_dtype(dtype);
     op.penalty = parse_penalty(penalty);
     op.steady = choose<bool>(lifecycle, "lifecycle", {{"cold", false}, {"steady", true}});

@@ -39,7 +39,7 @@ struct Comparer {
   CaseResult& result;
   void value(double got, double want, const std::string& field) {
     const double budget = tol.atol + tol.rtol * std::fabs(want);
-    const double scaled = std::isfinite(got) ? std::fabs(got - want) / budget : INFINITY;
+    const double scaled = !std::isfinite(got) ? INFINITY : got == want ? 0.0 : std::fabs(got - want) / budget;
     if (scaled > result.worst) {
       result.worst = scaled;
       result.worst_field = field;
@@ -78,6 +78,38 @@ std::vector<S> vector_of(const json& v) {
   return out;
 }
 
+// K with the case rtol and the state's score_variance_atol (at least the case atol, or the floor's); the covariance
+// within the state's covariance_atol, the bound that the tolerances of J and K imply (golden/README.md,
+// "Inference"); a null covariance: J is singular (numerical_error).
+void compare_inference(const Regressor& model, const State& st, const json& want, const std::string& at,
+                       Comparer& cmp) {
+  const size_t q = st.coefficients.size();
+  const auto& k = want.at("score_variance");
+  Comparer k_cmp{{cmp.tol.rtol, std::max(cmp.tol.atol, want.at("score_variance_atol").get<double>())}, cmp.result};
+  for (size_t j = 0; j < q; ++j)
+    for (size_t l = 0; l < q; ++l)
+      k_cmp.value(st.score_variance[j * q + l], k.at(j).at(l).get<double>(),
+                  fmt::format("{}score_variance[{}][{}]", at, j, l));
+  cmp.exact(st.score_variance_batches, st.batch_count, at + "score_variance_batches");
+  const auto& cov = want.at("covariance");
+  if (cov.is_null()) {
+    try {
+      model.covariance();
+      cmp.exact(1, 0, at + "covariance of a singular J (expected numerical_error)");
+    } catch (const Error& e) {
+      cmp.exact(static_cast<long long>(e.code()), static_cast<long long>(Errc::numerical_error), at + "covariance error");
+    }
+    return;
+  }
+  const auto& bound = want.at("covariance_atol");
+  if (bound.is_null()) return;  // the case tolerance does not determine it (κ(J) too large)
+  const std::vector<double> got = model.covariance();
+  Comparer within{{0.0, bound.get<double>()}, cmp.result};
+  for (size_t j = 0; j < q; ++j)
+    for (size_t l = 0; l < q; ++l)
+      within.value(got[j * q + l], cov.at(j).at(l).get<double>(), fmt::format("{}covariance[{}][{}]", at, j, l));
+}
+
 template <class S>
 CaseResult replay_case(const json& c, Space space, Dtype dtype, bool use_floors) {
   CaseResult result;
@@ -87,9 +119,12 @@ CaseResult replay_case(const json& c, Space space, Dtype dtype, bool use_floors)
   const Tolerance fl = use_floors ? floor_for(space, dtype) : Tolerance{0.0, 0.0};
   Comparer cmp{{std::max(fl.rtol, c.at("rtol").get<double>()), std::max(fl.atol, c.at("atol").get<double>())},
                result};
-  Regressor model(space, dtype, config_from(c.at("config")));
   const auto& batches = c.at("batches");
   const auto& states = c.at("expected").at("states");
+  // Cases with expected K (ours, penalty none) replay with inference on (docs/method.md §12).
+  Config config = config_from(c.at("config"));
+  config.inference = !states.empty() && states[0].contains("score_variance");
+  Regressor model(space, dtype, config);
   if (batches.size() != states.size()) throw std::runtime_error(result.id + ": batches and states differ in count");
   for (size_t b = 0; b < batches.size(); ++b) {
     long long n = 0, p = 0;
@@ -112,6 +147,7 @@ CaseResult replay_case(const json& c, Space space, Dtype dtype, bool use_floors)
       for (size_t k = 0; k < coef.size(); ++k)
         cmp.value(st.information[j * coef.size() + k], info.at(j).at(k).get<double>(),
                   fmt::format("{}information[{}][{}]", at, j, k));
+    if (config.inference) compare_inference(model, st, want, at, cmp);
     cmp.exact(st.n_samples_seen, want.at("n_samples_seen").get<long long>(), at + "n_samples_seen");
     cmp.exact(st.batch_count, want.at("batch_count").get<long long>(), at + "batch_count");
     cmp.value(st.previous_lambda, want.at("previous_lambda").get<double>(), at + "previous_lambda");

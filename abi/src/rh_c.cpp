@@ -1,5 +1,6 @@
 // The C entry points: each one validates its arguments into C++ values, then calls rh::Regressor (which is
 // transactional) or the checkpoint layer. Nothing is written to the caller's outputs before everything succeeded.
+#include <algorithm>
 #include <cstring>
 #include <fmt/format.h>
 #include <limits>
@@ -38,6 +39,23 @@ rh_status update(rh_model* handle, const rh_batch* batch, rh_diagnostics* diagno
     if (diagnostics) check_header(diagnostics, "diagnostics", Access::write);
     const rh::Diagnostics& d = from_empty ? m.regressor->fit(b) : m.regressor->partial_fit(b);
     if (diagnostics) write_diagnostics(d, diagnostics);
+  });
+}
+
+// Writes one inference result (q or q·q values) to the caller's buffer of `length` values.
+void write_values(const std::vector<double>& values, double* out, int64_t length, const char* name) {
+  if (length < static_cast<int64_t>(values.size()))
+    bad_argument(fmt::format("{} holds {} values, but the result has {}", name, length, values.size()));
+  std::copy(values.begin(), values.end(), out);
+}
+
+// An inference call returning one array: the output is checked, computed, then written.
+template <class F>
+rh_status inference(const rh_model* handle, double* out, int64_t length, const char* function, F&& compute) {
+  return with_model(handle, function, [&](Model& m) {
+    require(out, "out");
+    if (length < 0) bad_argument(fmt::format("length must be >= 0 (got {})", length));
+    write_values(compute(*m.regressor), out, length, "out");
   });
 }
 
@@ -175,6 +193,37 @@ rh_status rh_model_diagnostics(const rh_model* model, rh_diagnostics* diagnostic
 
 rh_status rh_model_reset(rh_model* model) noexcept {
   return with_model(model, "rh_model_reset", [&](Model& m) { m.regressor->reset(); });
+}
+
+rh_status rh_model_covariance(const rh_model* model, double* out, int64_t length) noexcept {
+  return inference(model, out, length, "rh_model_covariance", [](const rh::Regressor& r) { return r.covariance(); });
+}
+
+rh_status rh_model_standard_errors(const rh_model* model, double* out, int64_t length) noexcept {
+  return inference(model, out, length, "rh_model_standard_errors",
+                   [](const rh::Regressor& r) { return r.standard_errors(); });
+}
+
+rh_status rh_model_z_statistics(const rh_model* model, double* out, int64_t length) noexcept {
+  return inference(model, out, length, "rh_model_z_statistics", [](const rh::Regressor& r) { return r.z_statistics(); });
+}
+
+rh_status rh_model_p_values(const rh_model* model, double* out, int64_t length) noexcept {
+  return inference(model, out, length, "rh_model_p_values", [](const rh::Regressor& r) { return r.p_values(); });
+}
+
+rh_status rh_model_confidence_intervals(const rh_model* model, double level, double* lower, double* upper,
+                                        int64_t length) noexcept {
+  return with_model(model, "rh_model_confidence_intervals", [&](Model& m) {
+    require(lower, "lower");
+    require(upper, "upper");
+    if (length < 0) bad_argument(fmt::format("length must be >= 0 (got {})", length));
+    const rh::ConfidenceIntervals ci = m.regressor->confidence_intervals(level);
+    if (length < static_cast<int64_t>(ci.lower.size()))
+      bad_argument(fmt::format("lower and upper hold {} values, but the result has {}", length, ci.lower.size()));
+    std::copy(ci.lower.begin(), ci.lower.end(), lower);
+    std::copy(ci.upper.begin(), ci.upper.end(), upper);
+  });
 }
 
 rh_status rh_model_get_state(const rh_model* model, rh_state* state) noexcept {

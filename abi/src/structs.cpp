@@ -1,5 +1,6 @@
 #include "structs.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <fmt/format.h>
@@ -10,19 +11,21 @@ namespace rh::abi {
 
 // The layouts of docs/abi.md, frozen for ABI major 1 (64-bit platforms). A change here is an ABI break.
 static_assert(sizeof(void*) == 8, "the documented struct layouts are those of 64-bit platforms");
-static_assert(sizeof(rh_config) == 80 && offsetof(rh_config, tau) == 8 && offsetof(rh_config, ridge) == 40 &&
+static_assert(sizeof(rh_config) == 88 && offsetof(rh_config, tau) == 8 && offsetof(rh_config, ridge) == 40 &&
               offsetof(rh_config, penalty) == 48 && offsetof(rh_config, max_iter) == 56 &&
               offsetof(rh_config, dtype) == 60 && offsetof(rh_config, space) == 64 &&
-              offsetof(rh_config, host_threads) == 72 && offsetof(rh_config, reserved0) == 76);
+              offsetof(rh_config, host_threads) == 72 && offsetof(rh_config, reserved0) == 76 &&
+              offsetof(rh_config, inference) == 80 && offsetof(rh_config, reserved1) == 84);
 static_assert(sizeof(rh_batch) == 72 && offsetof(rh_batch, x) == 8 && offsetof(rh_batch, weights) == 24 &&
               offsetof(rh_batch, rows) == 32 && offsetof(rh_batch, ld) == 48 && offsetof(rh_batch, layout) == 56 &&
               offsetof(rh_batch, memory) == 64 && offsetof(rh_batch, reserved0) == 68);
 static_assert(sizeof(rh_diagnostics) == 48 && offsetof(rh_diagnostics, iterations) == 8 &&
               offsetof(rh_diagnostics, objective) == 24 && offsetof(rh_diagnostics, bandwidth) == 40);
-static_assert(sizeof(rh_state) == 88 && offsetof(rh_state, coefficients) == 8 &&
+static_assert(sizeof(rh_state) == 112 && offsetof(rh_state, coefficients) == 8 &&
               offsetof(rh_state, coefficients_length) == 24 && offsetof(rh_state, n_features) == 40 &&
               offsetof(rh_state, previous_lambda) == 64 && offsetof(rh_state, fit_intercept) == 80 &&
-              offsetof(rh_state, reserved0) == 84);
+              offsetof(rh_state, reserved0) == 84 && offsetof(rh_state, score_variance) == 88 &&
+              offsetof(rh_state, score_variance_length) == 96 && offsetof(rh_state, score_variance_batches) == 104);
 static_assert(sizeof(rh_space_info) == 40 && offsetof(rh_space_info, space) == 8 &&
               offsetof(rh_space_info, name) == 24);
 
@@ -42,6 +45,27 @@ struct Header {
   std::uint32_t abi_version;
   std::uint32_t struct_size;
 };
+
+// Whether a caller's struct of `size` bytes holds the field at `offset` of `bytes` bytes.
+constexpr bool holds(std::uint32_t size, std::size_t offset, std::size_t bytes) { return offset + bytes <= size; }
+// The same for a field of rh_state by name.
+#define RH_STATE_HOLDS(size, field) holds(size, offsetof(rh_state, field), sizeof(rh_state::field))
+// Whether the caller gives the array `name` in rh_state `s` of `size` bytes. An array added after the first ABI (its
+// state list `since` > 1) is optional: code written before it existed leaves its pointer NULL (RH_STRUCT_INIT's
+// zeros), and then it is neither read (set_state: absent, zeros) nor written (get_state: only its length is set).
+#define RH_STATE_ARRAY_GIVEN(s, size, name, since) \
+  (RH_STATE_HOLDS(size, name##_length) && ((since) == 1 || (s)->name != nullptr))
+
+// A copy of a struct the library reads, of the caller's struct_size (checked first): fields its version lacks are 0.
+template <class T>
+T read_struct(const T* s, const char* what, std::uint32_t* struct_size = nullptr) {
+  const std::uint32_t size = check_header(s, what, Access::read);
+  if (struct_size) *struct_size = size;
+  T copy;
+  std::memset(&copy, 0, sizeof copy);
+  std::memcpy(&copy, s, std::min<std::size_t>(size, sizeof copy));
+  return copy;
+}
 
 bool flag_from(std::int32_t v, const char* field) {
   if (v != 0 && v != 1) bad_argument(fmt::format("{} must be 0 or 1 (got {})", field, v));
@@ -105,26 +129,29 @@ void check_abi_version(std::uint32_t abi_version, const char* what) {
                                                     what, abi_string(abi_version), abi_string(RH_ABI_VERSION)));
 }
 
-void check_header(const void* s, std::size_t known_size, const char* what, Access access) {
+std::uint32_t check_header(const void* s, std::size_t oldest_size, std::size_t known_size, const char* what,
+                           Access access) {
   if (!s) bad_argument(fmt::format("{} is a NULL pointer", what));
   Header h;
   std::memcpy(&h, s, sizeof h);
   check_abi_version(h.abi_version, what);
-  if (h.struct_size < known_size)
-    throw Error(Errc::version_mismatch, fmt::format("{}.struct_size is {}, smaller than the {} bytes of ABI {}", what,
-                                                    h.struct_size, known_size, abi_string(RH_ABI_VERSION)));
+  if (h.struct_size < oldest_size)
+    throw Error(Errc::version_mismatch, fmt::format("{}.struct_size is {}, smaller than the {} bytes of ABI 1.0", what,
+                                                    h.struct_size, oldest_size));
   if (h.struct_size > kMaxStructSize)
     throw Error(Errc::version_mismatch,
                 fmt::format("{}.struct_size is {}, beyond any version of this struct (max {})", what, h.struct_size,
                             kMaxStructSize));
-  if (access == Access::write) return;
-  const auto* bytes = static_cast<const unsigned char*>(s);
-  for (std::size_t i = known_size; i < h.struct_size; ++i)
-    if (bytes[i] != 0)
-      throw Error(Errc::version_mismatch,
-                  fmt::format("{} sets byte {} (of {}), a field newer than this library's ABI {}; it cannot be "
-                              "honoured",
-                              what, i, h.struct_size, abi_string(RH_ABI_VERSION)));
+  if (access == Access::read) {
+    const auto* bytes = static_cast<const unsigned char*>(s);
+    for (std::size_t i = known_size; i < h.struct_size; ++i)
+      if (bytes[i] != 0)
+        throw Error(Errc::version_mismatch,
+                    fmt::format("{} sets byte {} (of {}), a field newer than this library's ABI {}; it cannot be "
+                                "honoured",
+                                what, i, h.struct_size, abi_string(RH_ABI_VERSION)));
+  }
+  return h.struct_size;
 }
 
 ModelSettings default_settings() {
@@ -133,9 +160,11 @@ ModelSettings default_settings() {
   return s;
 }
 
-ModelSettings settings_from(const rh_config* c) {
-  check_header(c, "config", Access::read);
+ModelSettings settings_from(const rh_config* config) {
+  const rh_config copy = read_struct(config, "config");  // fields newer than the caller's struct are 0
+  const rh_config* c = &copy;
   check_reserved(c->reserved0, "config");
+  if (c->reserved1 != 0) bad_argument(fmt::format("config.reserved1 must be 0 (got {})", c->reserved1));
   ModelSettings s;
   s.config.tau = c->tau;
   s.config.lambda_scale = c->lambda_scale;
@@ -145,6 +174,7 @@ ModelSettings settings_from(const rh_config* c) {
   s.config.penalty = penalty_from(c->penalty);
   s.config.fit_intercept = flag_from(c->fit_intercept, "config.fit_intercept");
   s.config.max_iter = c->max_iter;
+  s.config.inference = flag_from(c->inference, "config.inference");
   validate(s.config);
   s.dtype = dtype_from(c->dtype, "config");
   s.space = space_from(c->space);
@@ -157,6 +187,7 @@ ModelSettings settings_from(const rh_config* c) {
 }
 
 void write_config(const ModelSettings& s, rh_config* out) {
+  const std::uint32_t size = check_header(out, "config", Access::write);
   out->tau = s.config.tau;
   out->lambda_scale = s.config.lambda_scale;
   out->bandwidth_scale = s.config.bandwidth_scale;
@@ -170,6 +201,8 @@ void write_config(const ModelSettings& s, rh_config* out) {
   out->device_id = s.device_id;
   out->host_threads = s.host_threads;
   out->reserved0 = 0;
+  if (holds(size, offsetof(rh_config, inference), sizeof out->inference)) out->inference = s.config.inference ? 1 : 0;
+  if (holds(size, offsetof(rh_config, reserved1), sizeof out->reserved1)) out->reserved1 = 0;
 }
 
 Batch batch_from(const rh_batch* b) {
@@ -218,8 +251,10 @@ double scalar_to(double v) { return v; }
 std::int32_t scalar_to(bool v) { return v ? 1 : 0; }
 }  // namespace
 
-State state_from(const rh_state* s) {
-  check_header(s, "state", Access::read);
+State state_from(const rh_state* state) {
+  std::uint32_t size = 0;
+  const rh_state copy = read_struct(state, "state", &size);  // fields newer than the caller's struct are 0
+  const rh_state* s = &copy;
   check_reserved(s->reserved0, "state");
   // Before reading anything: each array's length is q or q² (q = coefficients_length <= 2^31 keeps q² exact), and
   // a non-zero length comes with a pointer.
@@ -231,45 +266,58 @@ State state_from(const rh_state* s) {
       throw Error(Errc::invalid_state, fmt::format("invalid state: {}_length {} is not coefficients_length{} ({})",
                                                    name, length, rank == 1 ? "" : " squared", q));
   };
-#define RH_CHECK_ABI_ARRAY(name, rank, since) check_array(s->name, s->name##_length, #name, rank);
+  // A field the caller's struct does not hold (an older minor's) is absent: a scalar keeps its default, an array
+  // stays empty, which rh::validate_state reads as zeros (the state list's rule for fields an older checkpoint lacks).
+  // So is an optional array given as NULL.
+#define RH_CHECK_ABI_ARRAY(name, rank, since) \
+  if (RH_STATE_ARRAY_GIVEN(s, size, name, since)) check_array(s->name, s->name##_length, #name, rank);
   RH_STATE_ARRAYS(RH_CHECK_ABI_ARRAY)
 #undef RH_CHECK_ABI_ARRAY
   State st;
-#define RH_SCALAR_FROM_ABI(type, name, init, since) scalar_from(s->name, st.name, "state." #name);
+#define RH_SCALAR_FROM_ABI(type, name, init, since) \
+  if (RH_STATE_HOLDS(size, name)) scalar_from(s->name, st.name, "state." #name);
   RH_STATE_SCALARS(RH_SCALAR_FROM_ABI)
 #undef RH_SCALAR_FROM_ABI
-#define RH_ARRAY_FROM_ABI(name, rank, since) st.name.assign(s->name, s->name + s->name##_length);
+#define RH_ARRAY_FROM_ABI(name, rank, since) \
+  if (RH_STATE_ARRAY_GIVEN(s, size, name, since)) st.name.assign(s->name, s->name + s->name##_length);
   RH_STATE_ARRAYS(RH_ARRAY_FROM_ABI)
 #undef RH_ARRAY_FROM_ABI
   return st;
 }
 
 void write_state(const State& st, rh_state* out) {
+  const std::uint32_t size = check_header(out, "state", Access::read);  // it carries the caller's buffers
   check_reserved(out->reserved0, "state");
+  // Only the fields the caller's struct holds are read or written (an older minor's struct lacks the newer ones).
   bool any_buffer = false;
-#define RH_ANY_BUFFER(name, rank, since) any_buffer = any_buffer || out->name != nullptr;
+#define RH_ANY_BUFFER(name, rank, since) any_buffer = any_buffer || (RH_STATE_HOLDS(size, name##_length) && out->name != nullptr);
   RH_STATE_ARRAYS(RH_ANY_BUFFER)
 #undef RH_ANY_BUFFER
   if (any_buffer) {  // all buffers large enough, or nothing is written
     const auto check_buffer = [](const double* buffer, std::int64_t capacity, const std::vector<double>& values,
-                                 const char* name) {
+                                 const char* name, bool optional) {
+      if (!buffer && optional) return;  // not asked for
       if (!values.empty() && !buffer)
         bad_argument(fmt::format("give every state buffer (state.{} is NULL), or none to query the lengths", name));
       if (capacity < static_cast<std::int64_t>(values.size()))
         bad_argument(fmt::format("state.{} holds {} values, but the state has {}", name, capacity, values.size()));
     };
-#define RH_CHECK_BUFFER(name, rank, since) check_buffer(out->name, out->name##_length, st.name, #name);
+#define RH_CHECK_BUFFER(name, rank, since) \
+  if (RH_STATE_HOLDS(size, name##_length)) check_buffer(out->name, out->name##_length, st.name, #name, (since) > 1);
     RH_STATE_ARRAYS(RH_CHECK_BUFFER)
 #undef RH_CHECK_BUFFER
-#define RH_COPY_ARRAY(name, rank, since) \
-  if (!st.name.empty()) std::memcpy(out->name, st.name.data(), sizeof(double) * st.name.size());
+#define RH_COPY_ARRAY(name, rank, since)                                \
+  if (RH_STATE_HOLDS(size, name##_length) && out->name && !st.name.empty()) \
+    std::memcpy(out->name, st.name.data(), sizeof(double) * st.name.size());
     RH_STATE_ARRAYS(RH_COPY_ARRAY)
 #undef RH_COPY_ARRAY
   }
-#define RH_ARRAY_LENGTH_TO_ABI(name, rank, since) out->name##_length = static_cast<std::int64_t>(st.name.size());
+#define RH_ARRAY_LENGTH_TO_ABI(name, rank, since) \
+  if (RH_STATE_HOLDS(size, name##_length)) out->name##_length = static_cast<std::int64_t>(st.name.size());
   RH_STATE_ARRAYS(RH_ARRAY_LENGTH_TO_ABI)
 #undef RH_ARRAY_LENGTH_TO_ABI
-#define RH_SCALAR_TO_ABI(type, name, init, since) out->name = scalar_to(st.name);
+#define RH_SCALAR_TO_ABI(type, name, init, since) \
+  if (RH_STATE_HOLDS(size, name)) out->name = scalar_to(st.name);
   RH_STATE_SCALARS(RH_SCALAR_TO_ABI)
 #undef RH_SCALAR_TO_ABI
 }

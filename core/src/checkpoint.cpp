@@ -19,10 +19,11 @@ constexpr std::array<std::uint8_t, 8> kMagic = {0x89, 'R', 'H', 'C', 'K', 'P', '
 constexpr std::size_t kVersionOffset = 8;
 constexpr std::size_t kTotalSizeOffset = 16;
 constexpr std::size_t kPreambleSize = 24;  // magic, version, flags, total size: enough to locate everything else
-constexpr std::size_t kConfigSize = 56;    // the configuration and the dtype, from offset 24
+// The configuration and the dtype, from offset 24: 56 bytes in format 1; format 2 adds inference and a reserved u32.
+constexpr std::size_t config_size(std::uint32_t version) { return version >= 2 ? 64 : 56; }
 constexpr std::size_t kChecksumSize = 4;
 // n_features is the first state field of every format version, right after the configuration.
-constexpr std::size_t kFeaturesOffset = kPreambleSize + kConfigSize;
+constexpr std::size_t features_offset(std::uint32_t version) { return kPreambleSize + config_size(version); }
 // q² must not overflow: 2^30 coefficients would already make an 8-EiB checkpoint.
 constexpr std::uint64_t kMaxCoefficients = std::uint64_t{1} << 30;
 // Format codes (0 is never valid, like the C ABI's enums): a penalty is stored as its enum value + 1.
@@ -175,7 +176,7 @@ std::uint64_t values_of(const ArrayField& a, std::uint64_t q) { return a.rank ==
 
 // Bytes of a checkpoint of format `version` with q coefficients.
 std::size_t size_for(std::uint32_t version, std::uint64_t q) {
-  std::size_t size = kPreambleSize + kConfigSize + state_scalar_bytes(version) + kChecksumSize;
+  std::size_t size = kPreambleSize + config_size(version) + state_scalar_bytes(version) + kChecksumSize;
   for (const ArrayField& a : stored_arrays(version)) size += 8 + 8 * values_of(a, q);
   return size;
 }
@@ -246,7 +247,7 @@ std::uint32_t check_preamble(const std::uint8_t* data, std::size_t size) {
 
 // Bytes before the first array value in format `version`: preamble, configuration, scalars and array lengths.
 std::size_t fixed_size(std::uint32_t version) {
-  return kPreambleSize + kConfigSize + state_scalar_bytes(version) + 8 * stored_arrays(version).size();
+  return kPreambleSize + config_size(version) + state_scalar_bytes(version) + 8 * stored_arrays(version).size();
 }
 
 // The size the header declares, after checking it against the largest checkpoint of the declared p (p features and
@@ -254,7 +255,7 @@ std::size_t fixed_size(std::uint32_t version) {
 // fixed_size(version) bytes.
 std::uint64_t declared_size(const std::uint8_t* fixed, std::uint32_t version) {
   const std::uint64_t total = Reader(fixed, kTotalSizeOffset).u64();
-  const std::int64_t p = Reader(fixed, kFeaturesOffset).i64();
+  const std::int64_t p = Reader(fixed, features_offset(version)).i64();
   if (p < 0) corrupt(fmt::format("n_features is negative ({})", p));
   if (static_cast<std::uint64_t>(p) >= kMaxCoefficients)
     corrupt(fmt::format("n_features {} is too large for a checkpoint", p));
@@ -269,7 +270,7 @@ std::uint64_t declared_size(const std::uint8_t* fixed, std::uint32_t version) {
 
 std::vector<std::uint8_t> encode_checkpoint(const Checkpoint& cp) {
   check_consistent(cp);
-  const State& st = cp.state;
+  const State st = complete_state(cp.state);
   const std::size_t total = size_for(checkpoint_format_version, st.coefficients.size());
   Writer w(total);
   w.raw(kMagic.data(), kMagic.size());
@@ -285,6 +286,8 @@ std::vector<std::uint8_t> encode_checkpoint(const Checkpoint& cp) {
   w.u32(penalty_code(cp.config.penalty));
   w.u32(cp.config.fit_intercept ? 1 : 0);
   w.u32(cp.dtype == Dtype::f32 ? kDtypeF32 : kDtypeF64);
+  w.u32(cp.config.inference ? 1 : 0);
+  w.u32(0);  // reserved
   encode_state(w, st);
   w.u32(crc32(w.bytes().data(), w.bytes().size()));
   return std::move(w.bytes());
@@ -305,6 +308,7 @@ Checkpoint decode_checkpoint(const std::uint8_t* data, std::size_t size) {
   if (const std::uint32_t flags = r.u32(); flags != 0) corrupt(fmt::format("unknown flags {:#x}", flags));
   r.u64();  // total size, checked above
   Checkpoint cp;
+  cp.format_version = version;
   cp.config.tau = r.f64();
   cp.config.lambda_scale = r.f64();
   cp.config.bandwidth_scale = r.f64();
@@ -320,6 +324,10 @@ Checkpoint decode_checkpoint(const std::uint8_t* data, std::size_t size) {
   const std::uint32_t dtype = r.u32();
   if (dtype != kDtypeF32 && dtype != kDtypeF64) corrupt(fmt::format("unknown dtype code {}", dtype));
   cp.dtype = dtype == kDtypeF32 ? Dtype::f32 : Dtype::f64;
+  if (version >= 2) {  // format 1 has no inference: its models load with inference off
+    cp.config.inference = read_bool(r, "config inference");
+    if (r.u32() != 0) corrupt("a reserved field is not 0");
+  }
   decode_state(r, version, total, cp.state);
   validated_as_data([&] { check_consistent(cp); });
   return cp;
@@ -367,8 +375,10 @@ void install(Regressor& model, const Checkpoint& cp) {
   if (cp.dtype != model.dtype())
     throw Error(Errc::invalid_argument, fmt::format("checkpoint: it holds a {} model, but this model is {}",
                                                     dtype_name(cp.dtype), dtype_name(model.dtype())));
+  Config config = cp.config;
+  if (cp.format_version < 2) config.inference = model.config().inference && config.penalty == Penalty::none;
   // Build the replacement completely; the caller's model changes only by the final, non-throwing move.
-  Regressor loaded(model.space(), model.dtype(), cp.config, model.device_id());
+  Regressor loaded(model.space(), model.dtype(), config, model.device_id());
   loaded.set_state(cp.state);
   model = std::move(loaded);
 }

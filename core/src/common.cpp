@@ -113,6 +113,9 @@ void validate(const Config& c) {
   if (!(std::isfinite(c.tol) && c.tol > 0)) bad_config(fmt::format("tol must be finite and > 0 (got {})", c.tol));
   if (!(std::isfinite(c.ridge) && c.ridge >= 0))
     bad_config(fmt::format("ridge must be finite and >= 0 (got {})", c.ridge));
+  if (c.inference && c.penalty != Penalty::none)
+    bad_config(fmt::format("inference needs penalty none (got {}): {}", penalty_name(c.penalty),
+                           inference_penalty_reason));
 }
 
 void validate_state(const State& st) {
@@ -130,6 +133,13 @@ void validate_state(const State& st) {
   if (st.n_samples_seen > 0 && st.weight_sum == 0) bad("samples were seen but weight_sum is 0");
   if (st.n_samples_seen == 0 && (st.batch_count != 0 || st.weight_sum != 0))
     bad("no samples were seen but batch_count or weight_sum is not 0");
+  if (st.score_variance_batches < 0 || st.score_variance_batches > st.batch_count)
+    bad(fmt::format("score_variance_batches must be between 0 and batch_count {} (got {})", st.batch_count,
+                    st.score_variance_batches));
+  // An array added after checkpoint format 1 (since > 1) may be left empty by a caller written before it existed:
+  // absent, it means zeros of its shape (complete_state). K absent cannot hold any batch.
+  if (st.score_variance.empty() && st.score_variance_batches != 0)
+    bad(fmt::format("score_variance_batches is {}, but score_variance is not given", st.score_variance_batches));
   if (st.n_features == 0) {
     const auto empty = [&] {
 #define RH_STATE_ARRAY_EMPTY(name, rank, since) if (!st.name.empty()) return false;
@@ -150,7 +160,8 @@ void validate_state(const State& st) {
     for (double v : values)
       if (!std::isfinite(v)) bad(fmt::format("{} must be finite", name));
   };
-#define RH_CHECK_STATE_ARRAY(name, rank, since) check_array(st.name, #name, rank);
+#define RH_CHECK_STATE_ARRAY(name, rank, since) \
+  if ((since) == 1 || !st.name.empty()) check_array(st.name, #name, rank);
   RH_STATE_ARRAYS(RH_CHECK_STATE_ARRAY)
 #undef RH_CHECK_STATE_ARRAY
   // The next batch after an empty state starts from zero (docs/method.md §9): any other content would be ignored.
@@ -168,6 +179,16 @@ void validate_state(const State& st) {
     if (content)
       bad(fmt::format("an empty state (n_samples_seen = 0) must have zero {}and previous_lambda", names));
   }
+}
+
+State complete_state(const State& st) {
+  State out = st;
+  const size_t q = st.n_features > 0 ? static_cast<size_t>(st.n_features) + (st.fit_intercept ? 1 : 0) : 0;
+#define RH_COMPLETE_ARRAY(name, rank, since) \
+  if ((since) > 1 && out.name.empty()) out.name.assign((rank) == 1 ? q : q * q, 0.0);
+  RH_STATE_ARRAYS(RH_COMPLETE_ARRAY)
+#undef RH_COMPLETE_ARRAY
+  return out;
 }
 
 void validate_state(const State& st, Dtype dtype) {

@@ -2,11 +2,13 @@
 #include "rh/regressor.hpp"
 
 #include <atomic>
+#include <cmath>
 #include <fmt/format.h>
 #include <limits>
 #include <new>
 #include <string>
 
+#include "inference.hpp"
 #include "platform.hpp"
 #include "rh/detail/engine_base.hpp"
 
@@ -189,10 +191,81 @@ void Regressor::set_state(const State& st) {
     throw Error(Errc::invalid_state, fmt::format("set_state: the state has fit_intercept={} but the configuration "
                                                  "has fit_intercept={}",
                                                  st.fit_intercept, config_.fit_intercept));
-  guarded("set_state", [&] { e.import_state(st); });
+  guarded("set_state", [&] { e.import_state(complete_state(st)); });
   n_features_ = st.n_features;
   fit_intercept_ = st.fit_intercept;
   diagnostics_.reset();
+}
+
+State Regressor::inference_state(const char* what) const {
+  engine(what);
+  if (config_.penalty != Penalty::none)
+    throw Error(Errc::unavailable, fmt::format("{}: no inference with penalty {}: {}", what,
+                                               penalty_name(config_.penalty), inference_penalty_reason));
+  if (!config_.inference)
+    throw Error(Errc::unavailable, fmt::format("{}: inference is off; create the model with Config::inference = "
+                                               "true (rh_config.inference = 1) so that it keeps the score variance K",
+                                               what));
+  check_fitted(what);
+  State st = state();
+  if (st.score_variance_batches != st.batch_count)
+    throw Error(Errc::unavailable,
+                fmt::format("{}: the score variance K holds {} of the {} batches (the state came from a checkpoint of "
+                            "format 1 or from a model without inference); it cannot be rebuilt from the summaries: "
+                            "reset the model and fit the stream again",
+                            what, st.score_variance_batches, st.batch_count));
+  return st;
+}
+
+std::vector<double> Regressor::covariance() const {
+  return detail::sandwich_covariance(inference_state("covariance"));
+}
+
+void Regressor::estimates(const char* what, std::vector<double>& beta, std::vector<double>& se) const {
+  State st = inference_state(what);
+  const std::vector<double> cov = detail::sandwich_covariance(st);
+  const size_t q = st.coefficients.size();
+  se.resize(q);
+  for (size_t j = 0; j < q; ++j) se[j] = std::sqrt(cov[j * q + j]);
+  beta = std::move(st.coefficients);
+}
+
+std::vector<double> Regressor::standard_errors() const {
+  std::vector<double> beta, se;
+  estimates("standard_errors", beta, se);
+  return se;
+}
+
+std::vector<double> Regressor::z_statistics() const {
+  std::vector<double> beta, se;
+  estimates("z_statistics", beta, se);
+  for (size_t j = 0; j < beta.size(); ++j) beta[j] /= se[j];
+  return beta;
+}
+
+std::vector<double> Regressor::p_values() const {
+  std::vector<double> beta, se;
+  estimates("p_values", beta, se);
+  for (size_t j = 0; j < beta.size(); ++j) beta[j] = detail::two_sided_p_value(beta[j] / se[j]);
+  return beta;
+}
+
+ConfidenceIntervals Regressor::confidence_intervals(double level) const {
+  if (!(level > 0.0 && level < 1.0))
+    throw Error(Errc::invalid_argument,
+                fmt::format("confidence_intervals: level must be between 0 and 1, exclusive (got {})", level));
+  std::vector<double> beta, se;
+  estimates("confidence_intervals", beta, se);
+  const double z = detail::normal_quantile(0.5 + 0.5 * level);
+  ConfidenceIntervals out;
+  out.level = level;
+  out.lower.resize(beta.size());
+  out.upper.resize(beta.size());
+  for (size_t j = 0; j < beta.size(); ++j) {
+    out.lower[j] = beta[j] - z * se[j];
+    out.upper[j] = beta[j] + z * se[j];
+  }
+  return out;
 }
 
 }  // namespace rh

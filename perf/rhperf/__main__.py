@@ -30,6 +30,9 @@ def add_run_flags(p: argparse.ArgumentParser, default_profile: str) -> None:
     p.add_argument("--inputs", type=csv, default=bench.INPUTS,
                    help="host,device (device only on spaces and peers with their own memory)")
     p.add_argument("--cases", help="only the cases whose id matches this regular expression")
+    p.add_argument("--inference", action="store_true",
+                   help="also measure each of our spaces with Config::inference on (engine rh:SPACE+inference), "
+                        "interleaved with it in the same rounds (penalty none)")
     p.add_argument("--samples", type=int, help="samples per case (default: the profile's)")
     p.add_argument("--min-sample-seconds", type=float, help="a sample averages enough operations to last this long")
     p.add_argument("--max-reps", type=int, help="most operations averaged in one sample")
@@ -56,7 +59,8 @@ def selection_from(args) -> bench.Selection:
     if unknown:
         raise SystemExit(f"unknown workloads {unknown}; known: {bench.WORKLOADS}")
     return bench.Selection(shapes=list(args.shapes) if args.shapes else None, dtypes=args.dtypes,
-                           penalties=args.penalties, workloads=workloads, inputs=args.inputs, cases=args.cases)
+                           penalties=args.penalties, workloads=workloads, inputs=args.inputs, cases=args.cases,
+                           inference=args.inference)
 
 
 def chosen_spaces(info: dict, wanted: tuple | None) -> list[str]:

@@ -242,15 +242,19 @@ class Selection:
     workloads: tuple = WORKLOADS
     inputs: tuple = INPUTS
     cases: str | None = None  # regular expression on case ids
+    inference: bool = False  # also each of our spaces with Config::inference, as engine rh:SPACE+inference
 
 
 def stream_slots(profile: Profile, shape, sha, engines: Engines, sel: Selection, dtype, penalty, lifecycle,
                  operation) -> list[Slot]:
     slots = []
+    # With --inference each space is measured twice in the same rounds: as is and with Config::inference on (penalty
+    # none only: the library refuses inference with l1).
+    variants = [""] + (["+inference"] if sel.inference and penalty == "none" else [])
     for label, worker in engines.ours.items():
-        for space in engines.spaces:
+        for space in [s + v for s in engines.spaces for v in variants]:
             for where in sel.inputs:
-                if where == "device" and space not in engines.device_spaces:
+                if where == "device" and space.split("+")[0] not in engines.device_spaces:
                     continue
                 key = stream_key(profile.name, shape, sha, dtype, penalty, lifecycle, operation, f"rh:{space}", where)
                 slots.append(Slot(rec.case_id(key), key, worker,

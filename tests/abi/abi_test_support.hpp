@@ -129,7 +129,7 @@ inline void partial_fit(rh_model* m, const Data& d, std::int32_t dtype) {
 
 // Everything observable about a model, compared bit for bit.
 struct Snapshot {
-  std::vector<double> coefficients, information;
+  std::vector<double> coefficients, information, score_variance;
   rh_state scalars{};  // pointers cleared
   rh_status diagnostics_status = RH_SUCCESS;
   rh_diagnostics diagnostics{};
@@ -142,6 +142,8 @@ struct Snapshot {
     return coefficients.size() == o.coefficients.size() && information.size() == o.information.size() &&
            same(coefficients.data(), o.coefficients.data(), coefficients.size() * sizeof(double)) &&
            same(information.data(), o.information.data(), information.size() * sizeof(double)) &&
+           score_variance.size() == o.score_variance.size() &&
+           same(score_variance.data(), o.score_variance.data(), score_variance.size() * sizeof(double)) &&
            same(&scalars, &o.scalars, sizeof scalars) && diagnostics_status == o.diagnostics_status &&
            same(&diagnostics, &o.diagnostics, sizeof diagnostics) && same(&config, &o.config, sizeof config) &&
            checkpoint == o.checkpoint;
@@ -155,11 +157,14 @@ inline Snapshot snapshot(const rh_model* m) {
   REQUIRE(rh_model_get_state(m, &s.scalars) == RH_SUCCESS);
   s.coefficients.resize(static_cast<std::size_t>(s.scalars.coefficients_length));
   s.information.resize(static_cast<std::size_t>(s.scalars.information_length));
+  s.score_variance.resize(static_cast<std::size_t>(s.scalars.score_variance_length));
   s.scalars.coefficients = s.coefficients.data();
   s.scalars.information = s.information.data();
+  s.scalars.score_variance = s.score_variance.data();
   REQUIRE(rh_model_get_state(m, &s.scalars) == RH_SUCCESS);
   s.scalars.coefficients = nullptr;
   s.scalars.information = nullptr;
+  s.scalars.score_variance = nullptr;
   RH_STRUCT_INIT(&s.diagnostics);
   s.diagnostics_status = rh_model_diagnostics(m, &s.diagnostics);
   RH_STRUCT_INIT(&s.config);

@@ -1,6 +1,9 @@
 // The C ABI's contract apart from bad input: versions, defaults, spaces, the model lifecycle, what each call
 // computes, the last-error rules and the threading rules.
+#include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <limits>
 #include <set>
@@ -346,6 +349,109 @@ TEST_CASE("a forked child gets an error instead of waiting for a runtime thread 
   REQUIRE(waitpid(pid, &status, 0) == pid);
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
+}
+
+}  // TEST_SUITE
+
+TEST_SUITE("api") {
+
+// A caller compiled against ABI 1.0 passes the shorter rh_config (80 bytes) and rh_state (88 bytes): the library reads
+// the fields appended since as 0 (inference off, no K) and never writes past the caller's struct_size.
+TEST_CASE("structs of ABI minor 0 are served: fields appended since are neither read nor written") {
+  constexpr std::size_t config_1_0 = offsetof(rh_config, inference), state_1_0 = offsetof(rh_state, score_variance);
+  static_assert(config_1_0 == 80 && state_1_0 == 88, "the sizes of minor 0 (docs/abi.md)");
+  rh_config c;
+  std::memset(&c, 0x77, sizeof c);
+  c.abi_version = RH_MAKE_ABI_VERSION(1, 0);
+  c.struct_size = config_1_0;
+  REQUIRE(rh_config_init(&c) == RH_SUCCESS);
+  CHECK(c.inference == 0x77777777);  // beyond the caller's struct: untouched
+  CHECK(c.reserved1 == 0x77777777);
+  c.space = space_under_test();
+  rh_model* m = nullptr;
+  REQUIRE_MESSAGE(rh_model_create(RH_MAKE_ABI_VERSION(1, 0), &c, &m) == RH_SUCCESS, rh_last_error());
+  partial_fit(m, make_data(60, 3, 77), RH_DTYPE_F64);
+  double out[16];
+  CHECK(rh_model_standard_errors(m, out, 16) == RH_UNAVAILABLE);  // created without inference
+  CHECK(std::string(rh_last_error()).find("inference is off") != std::string::npos);
+
+  rh_state s;
+  std::memset(&s, 0x55, sizeof s);
+  s.abi_version = RH_MAKE_ABI_VERSION(1, 0);
+  s.struct_size = state_1_0;
+  std::vector<double> coef(4), info(16);
+  s.coefficients = coef.data();
+  s.information = info.data();
+  s.coefficients_length = 4;
+  s.information_length = 16;
+  s.reserved0 = 0;
+  REQUIRE_MESSAGE(rh_model_get_state(m, &s) == RH_SUCCESS, rh_last_error());
+  CHECK(s.score_variance_length == 0x5555555555555555);  // not written
+  CHECK(s.score_variance_batches == 0x5555555555555555);
+
+  // The 88-byte state installs into a model with inference: it has no K, so inference waits for a reset.
+  rh_config ci = make_config();
+  ci.inference = 1;
+  Model with(ci);
+  REQUIRE_MESSAGE(rh_model_set_state(with, &s) == RH_SUCCESS, rh_last_error());
+  CHECK(rh_model_covariance(with, out, 16) == RH_UNAVAILABLE);
+  CHECK(std::string(rh_last_error()).find("holds 0 of the 1 batches") != std::string::npos);
+  REQUIRE(rh_model_reset(with) == RH_SUCCESS);
+  partial_fit(with, make_data(60, 3, 77), RH_DTYPE_F64);
+  CHECK(rh_model_covariance(with, out, 16) == RH_SUCCESS);
+  CHECK(rh_model_destroy(m) == RH_SUCCESS);
+}
+
+TEST_CASE("the inference functions agree with each other and check their outputs") {
+  rh_config c = make_config();
+  c.inference = 1;
+  Model m(c);
+  partial_fit(m, make_data(200, 3, 78), RH_DTYPE_F64);
+  partial_fit(m, make_data(150, 3, 79), RH_DTYPE_F64);
+  std::vector<double> cov(16), se(4), z(4), p(4), lower(4), upper(4), beta(4), info(16), k(16);
+  REQUIRE(rh_model_covariance(m, cov.data(), 16) == RH_SUCCESS);
+  REQUIRE(rh_model_standard_errors(m, se.data(), 4) == RH_SUCCESS);
+  REQUIRE(rh_model_z_statistics(m, z.data(), 4) == RH_SUCCESS);
+  REQUIRE(rh_model_p_values(m, p.data(), 4) == RH_SUCCESS);
+  REQUIRE(rh_model_confidence_intervals(m, 0.9, lower.data(), upper.data(), 4) == RH_SUCCESS);
+  rh_state s;
+  RH_STRUCT_INIT(&s);
+  s.coefficients = beta.data();
+  s.information = info.data();
+  s.score_variance = k.data();
+  s.coefficients_length = 4;
+  s.information_length = s.score_variance_length = 16;
+  REQUIRE(rh_model_get_state(m, &s) == RH_SUCCESS);
+  CHECK(s.score_variance_batches == 2);
+  for (int j = 0; j < 4; ++j) {
+    CHECK(se[j] == std::sqrt(cov[j * 5]));
+    CHECK(z[j] == beta[j] / se[j]);
+    CHECK(p[j] == doctest::Approx(std::erfc(std::fabs(z[j]) / std::sqrt(2.0))).epsilon(1e-15));
+    CHECK((upper[j] - lower[j]) / (2 * se[j]) == doctest::Approx(1.6448536269514722).epsilon(1e-14));
+  }
+  std::vector<double> untouched(4, -1.0);
+  CHECK(rh_model_standard_errors(m, untouched.data(), 3) == RH_INVALID_ARGUMENT);  // q = 4
+  CHECK(std::all_of(untouched.begin(), untouched.end(), [](double v) { return v == -1.0; }));
+  CHECK(rh_model_covariance(m, cov.data(), -1) == RH_INVALID_ARGUMENT);
+  CHECK(rh_model_p_values(m, nullptr, 4) == RH_INVALID_ARGUMENT);
+  CHECK(rh_model_confidence_intervals(m, 0.0, lower.data(), upper.data(), 4) == RH_INVALID_ARGUMENT);
+  CHECK(rh_model_confidence_intervals(m, 0.9, lower.data(), nullptr, 4) == RH_INVALID_ARGUMENT);
+
+  // A state set without K (score_variance NULL) with a count of batches is inconsistent.
+  rh_state no_k = s;
+  no_k.score_variance = nullptr;
+  Model other(c);
+  CHECK(rh_model_set_state(other, &no_k) == RH_INVALID_STATE);
+  no_k.score_variance_batches = 0;
+  CHECK(rh_model_set_state(other, &no_k) == RH_SUCCESS);
+  CHECK(rh_model_z_statistics(other, z.data(), 4) == RH_UNAVAILABLE);
+
+  rh_config l1 = make_config(RH_DTYPE_F64, RH_PENALTY_L1);
+  l1.inference = 1;
+  rh_model* refused = nullptr;
+  CHECK(rh_model_create(RH_ABI_VERSION, &l1, &refused) == RH_INVALID_ARGUMENT);
+  CHECK(std::string(rh_last_error()).find("post-selection") != std::string::npos);
+  CHECK(refused == nullptr);
 }
 
 }  // TEST_SUITE

@@ -173,6 +173,7 @@ Row creation(const std::string& input, const std::function<void(rh::Config&)>& s
                c.tol = config.tol;
                c.ridge = config.ridge;
                c.max_iter = config.max_iter;
+               c.inference = config.inference ? 1 : 0;
                c.penalty = config.penalty == rh::Penalty::l1 ? RH_PENALTY_L1
                            : config.penalty == rh::Penalty::none ? RH_PENALTY_NONE
                                                                  : static_cast<std::int32_t>(config.penalty) + 1;
@@ -411,6 +412,20 @@ std::vector<Row> rows() {
       creation("create: max_iter 0", [](rh::Config& c) { c.max_iter = 0; }),
       creation("create: lambda_scale -0.1", [](rh::Config& c) { c.lambda_scale = -0.1; }),
       creation("create: ridge +Inf", [](rh::Config& c) { c.ridge = kInf; }),
+      creation("create: inference with penalty l1", [](rh::Config& c) {
+        c.penalty = rh::Penalty::l1;
+        c.inference = true;
+      }),
+      Row{"standard_errors: the model was created without inference", RH_UNAVAILABLE, Start::fitted,
+          [](rh::Regressor& r, Input&) { r.standard_errors(); },
+          [](rh_model* m, Input& i) { return rh_model_standard_errors(m, i.out.data(), kRows); }},
+      Row{"confidence_intervals: level 1.5", RH_INVALID_ARGUMENT, Start::fitted,
+          [](rh::Regressor& r, Input&) { r.confidence_intervals(1.5); },
+          [](rh_model* m, Input& i) {
+            return rh_model_confidence_intervals(m, 1.5, i.out.data(), i.out.data() + 8, 8);
+          }},
+      c_only("covariance: out is NULL", RH_INVALID_ARGUMENT,
+             [](rh_model* m, Input&) { return rh_model_covariance(m, nullptr, 25); }),
       c_creation("create: penalty 3 (unknown)", [](rh_config& c) { c.penalty = 3; }),
       Row{"set_state: a NaN coefficient", RH_INVALID_STATE, Start::fitted,
           cpp_set_state([](rh::State& s) { s.coefficients[1] = kNaN; }),
@@ -423,6 +438,7 @@ std::vector<Row> rows() {
             s.fit_intercept = false;
             s.coefficients.pop_back();
             s.information.resize(9);
+            s.score_variance.resize(9);
           }),
           c_set_state([](rh::State& s) {
             s.fit_intercept = false;
@@ -454,7 +470,7 @@ std::vector<Row> rows() {
         b.insert(b.end(), 3, 0);
         return b;
       }),
-      load_row("load: format version 2", RH_VERSION_MISMATCH, [] { return spoiled(other_checkpoint(), 8, 2); }),
+      load_row("load: format version 3", RH_VERSION_MISMATCH, [] { return spoiled(other_checkpoint(), 8, 3); }),
       load_row("load: not a checkpoint (bad magic)", RH_CORRUPT_DATA, [] { return spoiled(other_checkpoint(), 1, 'X'); }),
       load_row("load: a float32 checkpoint into a float64 model", RH_INVALID_ARGUMENT,
                [] { return other_checkpoint(rh::Dtype::f32); }),

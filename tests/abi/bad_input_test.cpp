@@ -1,6 +1,7 @@
 // Every entry point x every kind of bad input: the exact status, a message naming the function, and a model whose
 // every observable (state, diagnostics, config, checkpoint bytes) is bit for bit what it was before the call.
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <functional>
 #include <limits>
@@ -482,7 +483,8 @@ TEST_CASE("rh_model_set_state") {
   };
   const std::vector<StateCase> cases = {
       {"other ABI major", RH_VERSION_MISMATCH, [](rh_state& s) { s.abi_version = RH_MAKE_ABI_VERSION(2, 0); }},
-      {"struct_size too small", RH_VERSION_MISMATCH, [](rh_state& s) { s.struct_size = sizeof(rh_state) - 8; }},
+      {"struct_size below ABI 1.0's", RH_VERSION_MISMATCH,
+       [](rh_state& s) { s.struct_size = offsetof(rh_state, score_variance) - 8; }},
       {"reserved0", RH_INVALID_ARGUMENT, [](rh_state& s) { s.reserved0 = 1; }},
       {"fit_intercept 2", RH_INVALID_ARGUMENT, [](rh_state& s) { s.fit_intercept = 2; }},
       {"coefficients NULL", RH_INVALID_ARGUMENT, [](rh_state& s) { s.coefficients = nullptr; }},
@@ -562,7 +564,7 @@ TEST_CASE("checkpoint entry points") {
   expect_failure(rh_model_load_checkpoint(f.model, spoiled.data(), static_cast<std::int64_t>(spoiled.size())),
                  RH_CORRUPT_DATA, "rh_model_load_checkpoint", f.model, f.before);
   spoiled = foreign;
-  spoiled[8] = 2;  // format version 2
+  spoiled[8] = 3;  // format version 3
   expect_failure(rh_model_load_checkpoint(f.model, spoiled.data(), static_cast<std::int64_t>(spoiled.size())),
                  RH_VERSION_MISMATCH, "rh_model_load_checkpoint", f.model, f.before);
   {

@@ -89,10 +89,10 @@ TEST_CASE("the byte layout is the documented one") {
   const Snapshot s = snapshot(m);
   const std::vector<std::uint8_t>& b = s.checkpoint;
   const std::int64_t q = 3;
-  REQUIRE(b.size() == static_cast<std::size_t>(148 + 8 * q + 8 * q * q));
+  REQUIRE(b.size() == static_cast<std::size_t>(172 + 8 * q + 16 * q * q));
   const std::array<std::uint8_t, 8> magic = {0x89, 'R', 'H', 'C', 'K', 'P', '\r', '\n'};
   CHECK(std::memcmp(b.data(), magic.data(), 8) == 0);
-  CHECK(le(b, 8, 4) == 1);   // format version
+  CHECK(le(b, 8, 4) == 2);   // format version
   CHECK(le(b, 12, 4) == 0);  // flags
   CHECK(le(b, 16, 8) == b.size());
   CHECK(f64_at(b, 24) == 1.25);
@@ -104,19 +104,24 @@ TEST_CASE("the byte layout is the documented one") {
   CHECK(le(b, 68, 4) == 2);  // penalty l1
   CHECK(le(b, 72, 4) == 1);  // fit_intercept
   CHECK(le(b, 76, 4) == 2);  // float64
-  CHECK(le(b, 80, 8) == 2);
-  CHECK(le(b, 88, 8) == 55);
-  CHECK(le(b, 96, 8) == 2);
-  CHECK(f64_at(b, 104) == s.scalars.previous_lambda);
+  CHECK(le(b, 80, 4) == 0);  // inference (off: l1)
+  CHECK(le(b, 84, 4) == 0);  // reserved
+  CHECK(le(b, 88, 8) == 2);
+  CHECK(le(b, 96, 8) == 55);
+  CHECK(le(b, 104, 8) == 2);
+  CHECK(f64_at(b, 112) == s.scalars.previous_lambda);
   CHECK(s.scalars.previous_lambda > 0);  // l1: a real value, not a default zero
-  CHECK(f64_at(b, 112) == s.scalars.weight_sum);
-  CHECK(le(b, 120, 4) == 1);
-  CHECK(le(b, 124, 4) == 0);
-  CHECK(le(b, 128, 8) == 3);
-  CHECK(le(b, 136, 8) == 9);
-  for (std::int64_t j = 0; j < q; ++j) CHECK(f64_at(b, 144 + 8 * j) == s.coefficients[static_cast<std::size_t>(j)]);
+  CHECK(f64_at(b, 120) == s.scalars.weight_sum);
+  CHECK(le(b, 128, 4) == 1);
+  CHECK(le(b, 132, 8) == 0);  // score_variance_batches
+  CHECK(le(b, 140, 4) == 0);  // reserved
+  CHECK(le(b, 144, 8) == 3);
+  CHECK(le(b, 152, 8) == 9);
+  CHECK(le(b, 160, 8) == 9);
+  for (std::int64_t j = 0; j < q; ++j) CHECK(f64_at(b, 168 + 8 * j) == s.coefficients[static_cast<std::size_t>(j)]);
   for (std::int64_t j = 0; j < q * q; ++j)
-    CHECK(f64_at(b, 144 + 8 * q + 8 * j) == s.information[static_cast<std::size_t>(j)]);
+    CHECK(f64_at(b, 168 + 8 * q + 8 * j) == s.information[static_cast<std::size_t>(j)]);
+  for (std::int64_t j = 0; j < q * q; ++j) CHECK(f64_at(b, 168 + 8 * q + 8 * q * q + 8 * j) == 0.0);  // K
   // The checksum is zlib's CRC-32 of every byte before it.
   const std::uint8_t check_value[] = {'1', '2', '3', '4', '5', '6', '7', '8', '9'};
   REQUIRE(reference_crc32(check_value, 9) == 0xCBF43926u);
@@ -128,7 +133,7 @@ TEST_CASE("two-call sizing, and a round trip restores every bit") {
   partial_fit(m, make_data(50, 4, 21), RH_DTYPE_F64);
   std::int64_t size = -7;
   REQUIRE(rh_model_save_checkpoint(m, nullptr, 0, &size) == RH_SUCCESS);
-  CHECK(size == 148 + 8 * 5 + 8 * 25);
+  CHECK(size == 172 + 8 * 5 + 16 * 25);
   CHECK(std::string(rh_last_error()).empty());
   std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size) + 10, 0xAB);
   std::int64_t written = 0;
@@ -148,7 +153,7 @@ TEST_CASE("two-call sizing, and a round trip restores every bit") {
   // An unfitted model has a checkpoint too: the configuration and an empty state.
   Model empty;
   const std::vector<std::uint8_t> e = checkpoint_of(empty);
-  CHECK(e.size() == 148);
+  CHECK(e.size() == 172);
   REQUIRE(load(restored, e) == RH_SUCCESS);
   CHECK(snapshot(restored) == snapshot(empty));
 }
@@ -219,11 +224,11 @@ TEST_CASE("file saves replace the target whole and leave no temporary behind") {
 }
 
 TEST_CASE("every flipped byte or bit and every truncation is rejected; the model stays as it was") {
-  // A small checkpoint (p = 2, q = 3: 244 bytes) loaded into a model whose state differs from it.
+  // A small checkpoint (p = 2, q = 3: 340 bytes) loaded into a model whose state differs from it.
   Model source;
   partial_fit(source, make_data(20, 2, 31, true), RH_DTYPE_F64);
   const std::vector<std::uint8_t> good = checkpoint_of(source);
-  REQUIRE(good.size() == 244);
+  REQUIRE(good.size() == 340);
   Model target;
   partial_fit(target, make_data(25, 2, 32), RH_DTYPE_F64);
   const Snapshot before = snapshot(target);
@@ -296,7 +301,7 @@ TEST_CASE("well-sealed but inconsistent checkpoints are rejected") {
   };
   const std::vector<Case> cases = {
       {"format version 0", RH_VERSION_MISMATCH, [](auto& b) { put_le(b, 8, 0, 4); }},
-      {"format version 2", RH_VERSION_MISMATCH, [](auto& b) { put_le(b, 8, 2, 4); }},
+      {"format version 3", RH_VERSION_MISMATCH, [](auto& b) { put_le(b, 8, 3, 4); }},
       {"unknown flags", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 12, 1, 4); }},
       {"tau 0", RH_CORRUPT_DATA, [](auto& b) { put_f64(b, 24, 0.0); }},
       {"tol NaN", RH_CORRUPT_DATA, [&](auto& b) { put_f64(b, 48, nan); }},
@@ -306,22 +311,28 @@ TEST_CASE("well-sealed but inconsistent checkpoints are rejected") {
       {"config fit_intercept 2", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 72, 2, 4); }},
       {"dtype code 0", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 76, 0, 4); }},
       {"dtype code 3", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 76, 3, 4); }},
-      {"n_features does not match q", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 80, 1, 8); }},
-      {"n_features negative", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 80, ~std::uint64_t{0}, 8); }},
-      {"n_samples_seen negative", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 88, ~std::uint64_t{0}, 8); }},
-      {"batch_count negative", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 96, ~std::uint64_t{4}, 8); }},
-      {"previous_lambda negative", RH_CORRUPT_DATA, [](auto& b) { put_f64(b, 104, -1.0); }},
-      {"weight_sum NaN", RH_CORRUPT_DATA, [&](auto& b) { put_f64(b, 112, nan); }},
-      {"state fit_intercept 2", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 120, 2, 4); }},
-      {"state and config fit_intercept differ", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 120, 0, 4); }},
-      {"reserved field set", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 124, 9, 4); }},
-      {"q disagrees with the size", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 128, 2, 8); }},
-      {"q absurd", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 128, std::uint64_t{1} << 62, 8); }},
-      {"information count not q squared", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 136, 8, 8); }},
+      {"n_features does not match q", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 88, 1, 8); }},
+      {"n_features negative", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 88, ~std::uint64_t{0}, 8); }},
+      {"n_samples_seen negative", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 96, ~std::uint64_t{0}, 8); }},
+      {"batch_count negative", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 104, ~std::uint64_t{4}, 8); }},
+      {"previous_lambda negative", RH_CORRUPT_DATA, [](auto& b) { put_f64(b, 112, -1.0); }},
+      {"weight_sum NaN", RH_CORRUPT_DATA, [&](auto& b) { put_f64(b, 120, nan); }},
+      {"state fit_intercept 2", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 128, 2, 4); }},
+      {"state and config fit_intercept differ", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 128, 0, 4); }},
+      {"reserved field set", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 140, 9, 4); }},
+      {"config reserved field set", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 84, 9, 4); }},
+      {"config inference 2", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 80, 2, 4); }},
+      {"score_variance_batches above batch_count", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 132, 3, 8); }},
+      {"score_variance_batches negative", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 132, ~std::uint64_t{0}, 8); }},
+      {"q disagrees with the size", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 144, 2, 8); }},
+      {"q absurd", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 144, std::uint64_t{1} << 62, 8); }},
+      {"information count not q squared", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 152, 8, 8); }},
+      {"score_variance count not q squared", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 160, 8, 8); }},
       {"declared total size differs", RH_CORRUPT_DATA, [](auto& b) { put_le(b, 16, b.size() - 8, 8); }},
-      {"NaN coefficient", RH_CORRUPT_DATA, [&](auto& b) { put_f64(b, 144 + 8, nan); }},
+      {"NaN coefficient", RH_CORRUPT_DATA, [&](auto& b) { put_f64(b, 168 + 8, nan); }},
       {"Inf information", RH_CORRUPT_DATA,
-       [](auto& b) { put_f64(b, 144 + 24 + 16, std::numeric_limits<double>::infinity()); }},
+       [](auto& b) { put_f64(b, 168 + 24 + 16, std::numeric_limits<double>::infinity()); }},
+      {"NaN score variance", RH_CORRUPT_DATA, [&](auto& b) { put_f64(b, 168 + 24 + 72 + 8, nan); }},
   };
   for (const auto& c : cases) {
     CAPTURE(c.name);
@@ -337,7 +348,7 @@ TEST_CASE("well-sealed but inconsistent checkpoints are rejected") {
   partial_fit(f32, make_data(20, 2, 53), RH_DTYPE_F32);
   std::vector<std::uint8_t> bytes = checkpoint_of(f32);
   const Snapshot f32_before = snapshot(f32);
-  put_f64(bytes, 144, 0.1);
+  put_f64(bytes, 168, 0.1);
   reseal(bytes);
   CHECK(load(f32, bytes) == RH_CORRUPT_DATA);
   CHECK(snapshot(f32) == f32_before);

@@ -43,6 +43,20 @@ std::map<std::string, rh::Checkpoint> expected_samples() {
   b.config.fit_intercept = false;
   b.dtype = rh::Dtype::f32;
   out["checkpoint_v1_empty_f32.rhck"] = b;
+  rh::Checkpoint c = a;  // format 2: inference on, with K
+  c.config.penalty = rh::Penalty::none;
+  c.config.lambda_scale = 1.0;
+  c.config.inference = true;
+  c.state.previous_lambda = 0.0;
+  c.state.score_variance_batches = 2;
+  c.state.score_variance = {2.0, 0.25, 0.5, 0.25, 1.5, -0.125, 0.5, -0.125, 1.0};
+  out["checkpoint_v2_inference_f64.rhck"] = c;
+  // Format 1 has no K: its states read K as zeros of their shape, held by none of their batches.
+  for (auto& [name, cp] : out)
+    if (name.rfind("checkpoint_v1_", 0) == 0) {
+      const size_t q = cp.state.coefficients.size();
+      cp.state.score_variance.assign(q * q, 0.0);
+    }
   return out;
 }
 
@@ -60,7 +74,7 @@ std::uint32_t version_of(const std::vector<std::uint8_t>& bytes) {
 bool same_config(const rh::Config& a, const rh::Config& b) {
   return a.tau == b.tau && a.penalty == b.penalty && a.lambda_scale == b.lambda_scale &&
          a.bandwidth_scale == b.bandwidth_scale && a.fit_intercept == b.fit_intercept && a.max_iter == b.max_iter &&
-         a.tol == b.tol && a.ridge == b.ridge;
+         a.tol == b.tol && a.ridge == b.ridge && a.inference == b.inference;
 }
 
 }  // namespace

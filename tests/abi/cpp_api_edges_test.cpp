@@ -52,11 +52,12 @@ TEST_CASE("set_state refuses an empty state (n_samples_seen = 0) that has conten
   m.partial_fit(d.batch());
   const rh::State before = m.state();
   const std::string message =
-      "invalid state: an empty state (n_samples_seen = 0) must have zero coefficients, information, and "
-      "previous_lambda";
+      "invalid state: an empty state (n_samples_seen = 0) must have zero coefficients, information, "
+      "score_variance, and previous_lambda";
   const std::vector<std::pair<const char*, std::function<void(rh::State&)>>> spoils = {
       {"a coefficient", [](rh::State& s) { s.coefficients[1] = 0.5; }},
       {"an information value", [](rh::State& s) { s.information[4] = 2.0; }},
+      {"a score variance value", [](rh::State& s) { s.score_variance.assign(9, 0.0), s.score_variance[2] = 1.0; }},
       {"previous_lambda", [](rh::State& s) { s.previous_lambda = 0.1; }},
   };
   for (const auto& spoil : spoils) {

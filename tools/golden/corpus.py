@@ -14,7 +14,8 @@ import oracle
 SCHEMA = "renewable-huber-native-golden"
 SCHEMA_VERSION = 1
 
-# Numeric per-state fields compared with the case tolerances (iteration counts are never compared).
+# Numeric per-state fields compared with the case tolerances (iteration counts are never compared). Penalty none
+# cases also hold score_variance (compared the same way) and covariance (within each state's covariance_atol).
 STATE_ARRAYS = ("coefficients", "information")
 STATE_SCALARS = ("previous_lambda", "weight_sum")
 STATE_INTEGERS = ("n_samples_seen", "batch_count")
@@ -33,6 +34,7 @@ def replay(case, dtype=np.float64, row_orders=None, traces=None, perturbation=No
     perturbation: optional oracle.Perturbation (robustness study).
     """
     config = oracle.Config.from_params(case["config"])
+    inference = config.penalty == "none"     # §12: inference exists for penalty none only
     state, states = None, []
     for index, batch in enumerate(case["batches"]):
         X, y = np.asarray(batch["X"], float), np.asarray(batch["y"], float)
@@ -44,7 +46,10 @@ def replay(case, dtype=np.float64, row_orders=None, traces=None, perturbation=No
         state, diagnostics = oracle.update(state, config, X, y, w, dtype, trace, perturbation)
         if traces is not None:
             traces.append(trace)
-        states.append(state_record(state, diagnostics))
+        record = state_record(state, diagnostics)
+        if inference:
+            record.update(inference_record(state, case["rtol"], case["atol"], case["config"]["dtype"] == "float32"))
+        states.append(record)
     predictions = oracle.predict(state, np.asarray(case["probe_X"], float), config.fit_intercept, dtype)
     return {"states": states, "predictions": to_floats(predictions)}
 
@@ -67,6 +72,43 @@ def state_record(state, diagnostics):
     }
 
 
+def inference_record(state, rtol, atol, float32):
+    """§12 expected values: K with its absolute tolerance, the covariance J⁻¹ K J⁻¹ (null when J is singular) and
+    the absolute bound within which a replay's covariance must agree (null when the tolerances do not determine it).
+
+    K is compared with the case's rtol and `score_variance_atol`: the case's atol in float64; in float32
+    max(atol, rtol·max|K|), because K, unlike J, moves smoothly with β (dK = Σ 2wψ x xᵀ (xᵀdβ)), and float32's
+    rounding of β moves its entries near zero by about rtol·max|K| (measured: 0.34 of atol 3e-5 in wide_p24_f32).
+    The covariance bound follows from the tolerances J and K must meet element by element: an elementwise error
+    atol + rtol·|x| is at most ε = √q·rtol + q·atol/‖x‖₂ relative in the 2-norm; with t = κ(J)·ε_J < 1/2 and
+    u = t/(1 − t), ‖δJ⁻¹‖ ≤ ‖J⁻¹‖·u, so ‖δ(J⁻¹KJ⁻¹)‖₂ ≤ ‖J⁻¹‖²‖K‖·[u(1 + ε_K)(1 + u) + ε_K(1 + u) + u], which bounds
+    every element. golden/README.md ("Inference") explains it."""
+    J = np.asarray(state.information, np.float64)
+    K = np.asarray(state.score_variance, np.float64)
+    atol_K = max(atol, rtol * float(np.max(np.abs(K)))) if float32 else atol
+    cov = oracle.sandwich_covariance(J, K)
+    record = {"score_variance": to_floats(K), "score_variance_atol": atol_K, "covariance": None,
+              "covariance_atol": None}
+    if cov is None:
+        return record
+    record["covariance"] = to_floats(cov)
+    q = J.shape[0]
+    eigenvalues = np.linalg.eigvalsh(J)
+    norm_J, inverse_norm = float(eigenvalues[-1]), 1.0 / float(eigenvalues[0])
+    norm_K = float(np.linalg.norm(K, 2))
+    if norm_K == 0.0:                          # every residual 0: Ĉov = 0, and so is any replay's K
+        record["covariance_atol"] = 0.0
+        return record
+    eps_J = np.sqrt(q) * rtol + q * atol / norm_J
+    eps_K = np.sqrt(q) * rtol + q * atol_K / norm_K
+    t = norm_J * inverse_norm * eps_J
+    if t < 0.5:
+        u = t / (1 - t)
+        record["covariance_atol"] = float(inverse_norm ** 2 * norm_K
+                                          * (u * (1 + eps_K) * (1 + u) + eps_K * (1 + u) + u))
+    return record
+
+
 def to_floats(array):
     """Nested lists of Python floats (float64 values of whatever dtype the array has)."""
     return np.asarray(array, dtype=np.float64).tolist()
@@ -79,20 +121,21 @@ def to_floats(array):
 def tolerance_usage(expected, actual, rtol, atol):
     """Largest |actual − expected| / (atol + rtol·|expected|) over every compared number, and where.
 
-    A value <= 1 is a pass under the allclose rule the replayers use. Integer counters and converged
-    flags must match exactly (reported as usage inf otherwise).
+    A value <= 1 is a pass under the allclose rule the replayers use (K with its own score_variance_atol).
+    Integer counters and converged flags must match exactly (reported as usage inf otherwise).
     """
     worst = (0.0, "")
 
-    def consider(name, e, a):
+    def consider(name, e, a, atol_of_key=None):
         nonlocal worst
+        key_atol = atol if atol_of_key is None else atol_of_key
         e, a = np.asarray(e, float), np.asarray(a, float)
         if e.shape != a.shape:
             worst = max(worst, (np.inf, f"{name}: shape {a.shape} != {e.shape}"))
             return
         if e.size == 0:
             return
-        usage = np.abs(a - e) / (atol + rtol * np.abs(e))
+        usage = np.abs(a - e) / (key_atol + rtol * np.abs(e))
         i = int(np.argmax(usage))
         worst = max(worst, (float(usage.flat[i]), f"{name}[{i}]: {a.flat[i]!r} vs {e.flat[i]!r}"))
 
@@ -106,6 +149,9 @@ def tolerance_usage(expected, actual, rtol, atol):
             worst = max(worst, (np.inf, f"batch {b} converged: {as_['diagnostics']['converged']}"))
         for key in STATE_ARRAYS + STATE_SCALARS:
             consider(f"batch {b} {key}", es[key], as_[key])
+        if "score_variance" in es:   # with its own atol (inference_record)
+            consider(f"batch {b} score_variance", es["score_variance"], as_["score_variance"],
+                     es["score_variance_atol"])
         for key in DIAGNOSTIC_SCALARS:
             consider(f"batch {b} {key}", es["diagnostics"][key], as_["diagnostics"][key])
     consider("predictions", expected["predictions"], actual["predictions"])

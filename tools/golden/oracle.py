@@ -45,6 +45,7 @@ class State:
     """Renewable state carried between batches (§7). Arrays are in the arithmetic dtype."""
     coefficients: np.ndarray
     information: np.ndarray
+    score_variance: np.ndarray       # K of §12
     n_samples_seen: int = 0
     batch_count: int = 0
     previous_lambda: float = 0.0
@@ -52,7 +53,8 @@ class State:
 
     @classmethod
     def empty(cls, n_coefficients, dtype=np.float64):
-        return cls(np.zeros(n_coefficients, dtype), np.zeros((n_coefficients, n_coefficients), dtype))
+        square = (n_coefficients, n_coefficients)
+        return cls(np.zeros(n_coefficients, dtype), np.zeros(square, dtype), np.zeros(square, dtype))
 
 
 @dataclass
@@ -319,7 +321,8 @@ def update(state, config, X, y, sample_weight=None, dtype=np.float64, trace=None
         objective = obj.value(beta)
 
     information = committed_information(state, obj, beta)
-    new_state = State(beta, information, state.n_samples_seen + n_rows, state.batch_count + 1,
+    score_variance = committed_score_variance(state, obj, beta)
+    new_state = State(beta, information, score_variance, state.n_samples_seen + n_rows, state.batch_count + 1,
                       lam, cumulative)
     return new_state, Diagnostics(iterations, converged, float(objective), lam, h)
 
@@ -339,6 +342,41 @@ def committed_information(state, obj, beta):
     no ridge and no 1/N."""
     phi = smoothed_curvature(obj.residuals(beta), obj.tau, obj.h)
     return state.information + weighted_gram(obj.X, obj.w * phi)
+
+
+def committed_score_variance(state, obj, beta):
+    """§12 K_b = K_{b−1} + Σ w ψ(r(β_b))² x xᵀ: the ordinary score at the final β, like J's curvature."""
+    psi = huber_score(obj.residuals(beta), obj.tau)
+    return state.score_variance + weighted_gram(obj.X, obj.w * psi * psi)
+
+
+# ---------------------------------------------------------------------------------------------
+# §12 Inference
+# ---------------------------------------------------------------------------------------------
+
+def information_singular(J):
+    """§12's rule: J is singular to working precision when a pivot of its Cholesky factorization is not above
+    q·ε·max_j J_jj (ε of float64). Written out here (not numpy.linalg.cholesky) so that the rule is the spec's."""
+    J = np.array(J, dtype=np.float64)
+    q = J.shape[0]
+    floor = q * np.finfo(np.float64).eps * np.max(np.abs(np.diag(J)))
+    L = np.zeros_like(J)
+    for j in range(q):
+        d = J[j, j] - L[j, :j] @ L[j, :j]
+        if not d > floor:
+            return True
+        L[j, j] = np.sqrt(d)
+        L[j + 1:, j] = (J[j + 1:, j] - L[j + 1:, :j] @ L[j, :j]) / L[j, j]
+    return False
+
+
+def sandwich_covariance(J, K):
+    """§12 Ĉov(β̂) = J⁻¹ K J⁻¹ in float64, or None when J is singular to working precision."""
+    J, K = np.asarray(J, np.float64), np.asarray(K, np.float64)
+    if information_singular(J):
+        return None
+    cov = np.linalg.solve(J, np.linalg.solve(J, K).T)
+    return (cov + cov.T) / 2
 
 
 def predict(state, X, fit_intercept, dtype=np.float64):

@@ -123,6 +123,10 @@ typedef struct rh_config {
   int32_t device_id;       /* >= 0; the CUDA device (host spaces ignore it). Also used at runtime start-up. */
   int32_t host_threads;    /* >= 0; OpenMP threads, 0 = OMP_NUM_THREADS. Used only at runtime start-up. */
   int32_t reserved0;       /* must be 0 */
+  /* ABI 1.1 (a caller of ABI 1.0 passes the 80 bytes above: inference off) */
+  int32_t inference;       /* 0 (default) or 1: keep the score variance K for rh_model_covariance and the other
+                              inference calls; penalty none only */
+  int32_t reserved1;       /* must be 0 */
 } rh_config;
 
 /* A batch of caller-owned arrays, only read during the call. X is rows x cols; y and weights have `rows` values.
@@ -156,10 +160,13 @@ typedef struct rh_diagnostics {
 } rh_diagnostics;
 
 /* The renewable state, in float64 whatever the model dtype (float32 values convert exactly). q = n_features +
- * fit_intercept coefficients (0 when nothing is fitted); information is the q x q matrix J, row-major.
- * rh_model_get_state: set both pointers to NULL to learn the lengths, or to buffers whose capacities (in
- *   elements) are in the *_length fields; on success the lengths are set to q and q*q.
- * rh_model_set_state: the *_length fields are the number of values given and must be q and q*q. */
+ * fit_intercept coefficients (0 when nothing is fitted); information is the q x q matrix J, row-major, and
+ * score_variance the q x q matrix K (ABI 1.1).
+ * rh_model_get_state: set the pointers to NULL to learn the lengths, or to buffers whose capacities (in
+ *   elements) are in the *_length fields; on success the lengths are set to q, q*q and q*q. score_variance is
+ *   optional: left NULL, K is not written (code written for ABI 1.0 keeps working when recompiled).
+ * rh_model_set_state: the *_length fields are the number of values given and must be q, q*q and q*q, except that
+ *   score_variance may be NULL with length 0: the state then has no K (zeros; score_variance_batches must be 0). */
 typedef struct rh_state {
   uint32_t abi_version;
   uint32_t struct_size;
@@ -174,6 +181,11 @@ typedef struct rh_state {
   double weight_sum;       /* cumulative sample weight */
   int32_t fit_intercept;   /* 0 or 1 */
   int32_t reserved0;       /* must be 0 */
+  /* ABI 1.1 (a caller of ABI 1.0 passes the 88 bytes above: K is then neither read nor written, and a state set
+   * without it has K = 0 and score_variance_batches = 0, so inference is unavailable until a reset) */
+  double* score_variance;          /* K, q x q row-major (0 without inference) */
+  int64_t score_variance_length;   /* q*q */
+  int64_t score_variance_batches;  /* batches K holds; inference needs all of batch_count */
 } rh_state;
 
 /* One compiled execution space. */
@@ -248,6 +260,23 @@ RH_API rh_status rh_model_score(rh_model* model, const rh_batch* batch, double* 
 RH_API rh_status rh_model_diagnostics(const rh_model* model, rh_diagnostics* diagnostics) RH_NOEXCEPT;
 /* Forgets the stream; the configuration stays. */
 RH_API rh_status rh_model_reset(rh_model* model) RH_NOEXCEPT;
+
+/* ---- Inference (ABI 1.1; docs/method.md §12) -----------------------------------------------------------------
+ * From the renewable summaries alone: the sandwich covariance J^-1 K J^-1 of the coefficients and what follows from
+ * it, intercept last. Each needs a fitted model created with config.inference = 1 and penalty none whose K holds
+ * every batch; otherwise RH_UNAVAILABLE, and the message says which is missing (after a state without K or a
+ * checkpoint of format 1: reset and fit the stream again, K cannot be rebuilt). RH_INVALID_STATE before any batch;
+ * RH_NUMERICAL_ERROR when J is singular (a coefficient the data do not identify). The outputs hold `length` values:
+ * at least q (q*q for the covariance), q = the state's coefficients_length. */
+RH_API rh_status rh_model_covariance(const rh_model* model, double* out, int64_t length) RH_NOEXCEPT;
+RH_API rh_status rh_model_standard_errors(const rh_model* model, double* out, int64_t length) RH_NOEXCEPT;
+/* beta_j / se_j */
+RH_API rh_status rh_model_z_statistics(const rh_model* model, double* out, int64_t length) RH_NOEXCEPT;
+/* Two-sided p-values of beta_j = 0 against the standard normal. */
+RH_API rh_status rh_model_p_values(const rh_model* model, double* out, int64_t length) RH_NOEXCEPT;
+/* beta_j -/+ z * se_j with z the (1 + level)/2 quantile of the standard normal; 0 < level < 1 (e.g. 0.95). */
+RH_API rh_status rh_model_confidence_intervals(const rh_model* model, double level, double* lower, double* upper,
+                                               int64_t length) RH_NOEXCEPT;
 
 /* ---- State and checkpoints ----------------------------------------------------------------------------------- */
 

@@ -19,7 +19,7 @@ namespace rh {
 
 // The format version this library writes, and the oldest it reads: it reads every version ever written (each
 // proven by a sample file under tests/checkpoints/). Any other version gives Errc::version_mismatch.
-inline constexpr std::uint32_t checkpoint_format_version = 1;
+inline constexpr std::uint32_t checkpoint_format_version = 2;
 inline constexpr std::uint32_t oldest_checkpoint_format_version = 1;
 
 // What a checkpoint holds. Diagnostics are not part of it; the space and device are the loader's choice.
@@ -27,6 +27,10 @@ struct Checkpoint {
   Config config;
   Dtype dtype = Dtype::f64;
   State state;
+  // The format it was decoded from (encode writes checkpoint_format_version whatever this says). Format 1 has no
+  // inference setting and no K: loading one keeps the loading model's Config::inference (where the penalty allows
+  // it), and the loaded model reports inference unavailable until it is reset.
+  std::uint32_t format_version = checkpoint_format_version;
 };
 
 // Serializes a checkpoint (validated first: Errc::invalid_argument / invalid_state for a bad config or state).

@@ -24,9 +24,15 @@ struct Config {
   int max_iter = 100;
   double tol = 1e-6;             // ‖Δβ‖₂ ≤ tol·(1 + ‖β‖₂)
   double ridge = 1e-8;           // added to the Newton Hessian after the 1/N_b scaling
+  bool inference = false;        // also carry K so that covariance() etc. work (docs/method.md §12); penalty none only
 };
 
 // Throws rh::Error(Errc::invalid_argument) naming the first bad field.
 void validate(const Config& config);
+
+// Why inference is refused with the L1 penalty (in the messages of validate and of the inference calls).
+inline constexpr const char* inference_penalty_reason =
+    "the L1 penalty selects the coefficients from the same data, and Wald intervals computed after that selection "
+    "do not have their nominal coverage (post-selection inference)";
 
 }  // namespace rh

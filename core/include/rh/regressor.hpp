@@ -80,6 +80,12 @@ Batch host_batch(const S* x, const S* y, std::int64_t rows, std::int64_t cols, c
   return b;
 }
 
+// Confidence intervals of the coefficients at one level: β_j ∓ Φ⁻¹((1 + level)/2)·se_j (docs/method.md §12).
+struct ConfidenceIntervals {
+  double level = 0.95;
+  std::vector<double> lower, upper;
+};
+
 // A moved-from Regressor may only be destroyed or assigned to; any other use throws Errc::invalid_state.
 class Regressor {
  public:
@@ -126,12 +132,26 @@ class Regressor {
   std::int64_t n_features() const noexcept { return engine_ ? n_features_ : 0; }  // p of the committed state; 0 = none
   std::vector<double> coefficients() const { return state().coefficients; }
 
+  // Inference (docs/method.md §12), intercept last like the coefficients. Needs Config::inference, penalty none
+  // and a K that holds every batch; otherwise Errc::unavailable says which is missing (a state or checkpoint
+  // without K, e.g. of checkpoint format 1: reset and refit, K cannot be rebuilt). Errc::invalid_state before any
+  // batch; Errc::numerical_error when J is singular (a coefficient the data do not identify).
+  std::vector<double> covariance() const;       // q×q row-major: J⁻¹ K J⁻¹
+  std::vector<double> standard_errors() const;  // the square roots of its diagonal
+  std::vector<double> z_statistics() const;     // β_j / se_j
+  std::vector<double> p_values() const;         // two-sided, of H0: β_j = 0 (normal reference)
+  ConfidenceIntervals confidence_intervals(double level = 0.95) const;  // 0 < level < 1
+
  private:
   // The engine; throws Errc::invalid_state when this Regressor was moved from (it has none then).
   detail::EngineBase& engine(const char* what) const;
   void check_batch_shape(const Batch& batch, bool first_batch, const char* what) const;
   void check_fitted(const char* what) const;
   void check_predict(const MatrixRef& x, Dtype out_dtype, Memory memory) const;
+  // The committed state, after checking that it supports inference (see covariance()).
+  State inference_state(const char* what) const;
+  // β and the standard errors, from one state read.
+  void estimates(const char* what, std::vector<double>& beta, std::vector<double>& se) const;
   [[noreturn]] static void output_allocation_failed(std::int64_t rows);
 
   Space space_;
@@ -144,8 +164,12 @@ class Regressor {
   std::optional<Diagnostics> diagnostics_;
 };
 
-// Checks a state's internal consistency (shapes, finiteness, counters); throws Errc::invalid_state.
+// Checks a state's internal consistency (shapes, finiteness, counters); throws Errc::invalid_state. An array added
+// after checkpoint format 1 (score_variance) may be left empty: absent, it means zeros, held by no batch.
 void validate_state(const State& state);
+// A copy of a valid state with every absent array filled with the zeros it means (what set_state installs and
+// encode_checkpoint writes).
+State complete_state(const State& state);
 // The same, and for a float32 model that every value is a float (so that it is held exactly).
 void validate_state(const State& state, Dtype dtype);
 

@@ -61,13 +61,15 @@ struct Diagnostics {
   X(std::int64_t, batch_count, 0, 1)    /* batches seen */                                            \
   X(double, previous_lambda, 0.0, 1)    /* λ of the last batch (0 without the L1 penalty) */          \
   X(double, weight_sum, 0.0, 1)         /* N_b, the cumulative sample weight */                       \
-  X(bool, fit_intercept, true, 1)       /* the last coefficient is the intercept */
+  X(bool, fit_intercept, true, 1)       /* the last coefficient is the intercept */                  \
+  X(std::int64_t, score_variance_batches, 0, 2) /* batches in K; inference needs all */
 // X(name, rank, since): an array of q values (rank 1) or a q×q row-major matrix (rank 2), q = the length of the
 // first array = n_features + fit_intercept (0 when nothing is fitted). Values in double whatever the model dtype
 // (float values round-trip exactly).
 #define RH_STATE_ARRAYS(X)                                                              \
   X(coefficients, 1, 1) /* β, intercept last */                                        \
-  X(information, 2, 1)  /* J, the information matrix of every batch so far */
+  X(information, 2, 1)  /* J, the information matrix of every batch so far */          \
+  X(score_variance, 2, 2) /* K = Σ w ψ_τ(r)² x xᵀ (§12); 0 without inference */
 
 // The scalar fields of the state.
 struct StateScalars {

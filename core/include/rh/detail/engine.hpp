@@ -92,9 +92,17 @@ class Engine final : public EngineBase {
                   fmt::format("the batch objective F_b is {} (the loss of the batch overflows); the model was left "
                               "unchanged",
                               d.objective));
-    // J_new = J + Σ w φ_h(r(β_b)) x xᵀ.
+    // J_new = J + Σ w φ_h(r(β_b)) x xᵀ and, with inference, K_new = K + Σ w ψ(r(β_b))² x xᵀ (docs/method.md §7,
+    // §12), both from the row weights at the final β.
     commit_gram();
-    const long long bad = passes_.commit(partial_, chunks_, coef_.info, coef_.cur, info_new_);
+    long long bad = passes_.commit(partial_, chunks_, coef_.info, coef_.cur, info_new_);
+    if (config.inference) {
+      if (empty) Kokkos::deep_copy(space, score_previous_, S(0));
+      else Kokkos::deep_copy(space, score_previous_, committed_.score_variance);
+      // The last line search's u = X·d is spent by now: it carries k_i = w_i ψ(r_i)² into the squared-score Gram.
+      passes_.score_gram(rows_, chunks_, bs.has_weights, rows_.u, score_partial_);
+    }
+    bad += passes_.commit_score_variance(score_partial_, chunks_, config.inference, score_previous_, score_new_);
     if (bad > 0)
       throw Error(Errc::numerical_error,
                   fmt::format("the update produced {} non-finite coefficient or information (J) values; the model "
@@ -105,9 +113,13 @@ class Engine final : public EngineBase {
     const bool same_shape = static_cast<long long>(committed_.coefficients.extent(0)) == q_;
     Vector beta_work = same_shape ? committed_.coefficients : Vector(passes_.zeroed("rh::beta_work"), q_);
     Matrix info_work = same_shape ? committed_.information : Matrix(passes_.zeroed("rh::information_new"), q_, q_);
+    Matrix score_work = static_cast<long long>(committed_.score_variance.extent(0)) == q_
+                            ? committed_.score_variance
+                            : Matrix(passes_.zeroed("rh::score_variance_new"), q_, q_);
     // Commit: the solved state is swapped in only now that nothing can fail.
     committed_.coefficients = std::exchange(coef_.cur, std::move(beta_work));
     committed_.information = std::exchange(info_new_, std::move(info_work));
+    committed_.score_variance = std::exchange(score_new_, std::move(score_work));
     // Each scalar field of the state (RH_STATE_SCALARS) after the batch.
     StateScalars& c = committed_.scalars;
     c.n_features = p;
@@ -116,6 +128,7 @@ class Engine final : public EngineBase {
     c.previous_lambda = bs.lambda;
     c.weight_sum = cumulative;
     c.fit_intercept = config.fit_intercept;
+    c.score_variance_batches = config.inference ? (empty ? 0 : c.score_variance_batches) + 1 : 0;
     return d;
   }
 
@@ -269,11 +282,11 @@ class Engine final : public EngineBase {
   };
 
   // Bytes this engine holds for q coefficients and a row workspace of n rows, in double (it cannot overflow): the
-  // committed β and J, the q-vectors and q×q work matrices of prepare_work, the per-chunk partial sums, and the
+  // committed β and J, the q-vectors and q×q work matrices of prepare_work (K's too), the per-chunk partial sums (the squared-score Gram's too), and the
   // design, y, w, s, c, r, u, Δc, the changed-row list (plus the caller's X as laid out, on a space with its own memory). Scratch of a few values
   // per chunk or coefficient is left out.
   static double footprint_bytes(double n, double q, double chunks) {
-    const double values = (1 + 5) * q + (1 + 4) * q * q + chunks * (q * q + q) + n * q + host_gram_tile + 8 * n +
+    const double values = (1 + 5) * q + (1 + 6) * q * q + chunks * (2 * q * q + q) + n * q + host_gram_tile + 8 * n +
                           (Traits::host ? 0.0 : n * q);
     return values * sizeof(S);
   }
@@ -345,11 +358,16 @@ class Engine final : public EngineBase {
       coef.grad = Vector(passes_.zeroed("rh::gradient"), q);
       coef.info = Matrix(passes_.zeroed("rh::information_previous"), q, q);
       Matrix info_new(passes_.zeroed("rh::information_new"), q, q);
+      Matrix score_previous(passes_.zeroed("rh::score_variance_previous"), q, q);
+      Matrix score_new(passes_.zeroed("rh::score_variance_new"), q, q);
       Matrix hessian(passes_.zeroed("rh::hessian"), q, q);
       Matrix factor(passes_.zeroed("rh::factor"), q, q);
       Status status = solve_status_.data() ? solve_status_ : Status(passes_.zeroed("rh::solve_status"));
       coef_ = std::move(coef);
       info_new_ = std::move(info_new);
+      score_previous_ = std::move(score_previous);
+      score_new_ = std::move(score_new);
+      score_partial_ = Partial();
       hessian_ = std::move(hessian);
       factor_ = std::move(factor);
       solve_status_ = std::move(status);
@@ -437,6 +455,8 @@ class Engine final : public EngineBase {
   typename Passes::Rows rows_;
   typename Passes::Coefficients coef_;
   Matrix info_new_, hessian_, factor_;
+  Matrix score_previous_, score_new_;  // K of the earlier batches and after this one (inference)
+  Partial score_partial_;              // per chunk: the squared-score Gram Σ w ψ² x xᵀ of the commit (inference)
   Partial partial_;
   GramState gram_state_ = GramState::stale;
   typename Passes::GramRows gram_rows_;

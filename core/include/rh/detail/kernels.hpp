@@ -649,6 +649,23 @@ struct GramGradient {
   }
 };
 
+// k_i = w_i ψ(r_i)², from the score weight s_i = w_i ψ(r_i) and w_i (s_i·(s_i/w_i): no overflow for large w_i).
+template <class S>
+KOKKOS_INLINE_FUNCTION S squared_score_weight(S s, S w, bool has_w) {
+  if (!has_w) return s * s;
+  return w > S(0) ? s * (s / w) : S(0);
+}
+
+// The row weights of the squared-score Gram Σ k_i x_i x_iᵀ (docs/method.md §12): k_i = w_i ψ(r_i)².
+template <class S, class VView>
+struct SquaredScores {
+  VView s, w, k;
+  bool has_w;
+  KOKKOS_INLINE_FUNCTION void operator()(const long long i) const {
+    k(i) = squared_score_weight(s(i), has_w ? w(i) : S(1), has_w);
+  }
+};
+
 // Entry (j, k) of the summed Gram G: the per-chunk partials in chunk order (deterministic), read from the upper
 // triangle so that G is exactly symmetric.
 template <class S, class PView>
@@ -698,6 +715,20 @@ struct CommitInformation {
   KOKKOS_INLINE_FUNCTION void operator()(const long long e) const {
     const long long j = e / q, k = e % q;
     info_new(j, k) = info(j, k) + gram_entry<S>(partial, chunks, q, j, k);
+  }
+};
+
+// The score variance update K_new = K + Σ w ψ(r)² x xᵀ (docs/method.md §12) with inference, from the per-chunk
+// squared-score Gram of the commit (score_gram); K_new = 0 without inference (K is kept only while inference is on).
+template <class S, class MView, class PView>
+struct CommitScoreVariance {
+  PView partial;
+  MView score, score_new;
+  long long q, chunks;
+  bool inference;
+  KOKKOS_INLINE_FUNCTION void operator()(const long long e) const {
+    const long long j = e / q, k = e % q;
+    score_new(j, k) = inference ? score(j, k) + gram_entry<S>(partial, chunks, q, j, k) : S(0);
   }
 };
 

@@ -11,7 +11,8 @@
 //   5. evaluate           F_b at a candidate (the penalty adds its sums) and the row weights s_i, c_i there
 //      line_search        (Newton) F_b(β − t·d) for every step t of §5 from one pass (r = y − Xβ, u = X·d), the
 //                         first accepted t chosen on the space; accept_step moves r, s_i, c_i to it
-//   6. commit             J_new = J + G at the final β, and the count of non-finite values of β and J_new
+//   6. commit             J_new = J + G at the final β, and the count of non-finite values of β and J_new; with
+//                         inference, score_gram and K_new = K + G_ψ² beside it (docs/method.md §12)
 //
 // Rows are cut into chunks fixed by n and q (chunks_for); every sum over rows is a sum over chunks in chunk order,
 // so host spaces give bitwise identical results for any thread count.
@@ -251,6 +252,10 @@ class Passes {
   BatchCounts stage(const Batch& batch, const Rows& rows, HostInput& input) const;
   BatchCheck validate(const BatchCounts& counts, const Rows& rows, bool has_w, const Chunks& chunks,
                       ChunkSums& scratch) const;
+  // 6'. The commit's squared-score Gram with inference (docs/method.md §12): k ← w_i ψ(r_i)² (ψ from the score
+  // weights s_i = w_i ψ(r_i) at the final β), then the per-chunk partials of Σ k_i x_i x_iᵀ by gram_gradient's
+  // kernel into `partial` (one pass over X; no gradient).
+  void score_gram(const Rows& rows, const Chunks& chunks, bool has_w, const Vector& k, Partial& partial) const;
 
   // 2. Per-chunk partials of Σ c_i x_i x_iᵀ (upper triangle, when with_gram) and Σ s_i x_i (when with_gradient)
   // into `partial` (grown to chunks.count × (q² + q) when needed). With `changes` (the delta Gram), a chunk that
@@ -285,6 +290,11 @@ class Passes {
   // 6. info_new = info + G (G summed from `partial`); returns how many values of beta and info_new are not finite.
   long long commit(const Partial& partial, const Chunks& chunks, const Matrix& info, const Vector& beta,
                    const Matrix& info_new) const;
+  // 6'. With inference score_new = score + the squared-score Gram summed from score_gram's `partial`; without,
+  // score_new = 0.
+  // Returns how many values of score_new are not finite.
+  long long commit_score_variance(const Partial& partial, const Chunks& chunks, bool inference, const Matrix& score,
+                                  const Matrix& score_new) const;
 
   // out_i = x_iᵀβ, and the R² of y against it.
   void predict(const Design& x, const Vector& beta, const Vector& out) const;

@@ -272,6 +272,28 @@ long long Passes<Traits, S>::commit(const Partial& partial, const Chunks& chunks
 }
 
 template <class Traits, class S>
+void Passes<Traits, S>::score_gram(const Rows& rows, const Chunks& chunks, bool has_w, const Vector& k,
+                                   Partial& partial) const {
+  Kokkos::parallel_for("rh::squared_scores", Kokkos::RangePolicy<execution_space>(space_, 0, rows.x.extent(0)),
+                       SquaredScores<S, Vector>{rows.s, rows.w, k, has_w});
+  Rows scored = rows;
+  scored.c = k;  // gram_gradient's weights c_i become k_i
+  gram_gradient(scored, chunks, true, partial, false, nullptr);
+}
+
+template <class Traits, class S>
+long long Passes<Traits, S>::commit_score_variance(const Partial& partial, const Chunks& chunks, bool inference,
+                                                   const Matrix& score, const Matrix& score_new) const {
+  const long long q = score_new.extent(0);
+  Kokkos::parallel_for("rh::commit_score_variance", Kokkos::RangePolicy<execution_space>(space_, 0, q * q),
+                       CommitScoreVariance<S, Matrix, Partial>{partial, score, score_new, q, chunks.count, inference});
+  long long bad = 0;
+  Kokkos::parallel_reduce("rh::count_non_finite", Kokkos::RangePolicy<execution_space>(space_, 0, q * q),
+                          CountNonFinite<Vector, Matrix>{Vector(), score_new, q}, bad);
+  return bad;
+}
+
+template <class Traits, class S>
 void Passes<Traits, S>::predict(const Design& x, const Vector& beta, const Vector& out) const {
   Kokkos::parallel_for("rh::predict", Kokkos::RangePolicy<execution_space>(space_, 0, x.extent(0)),
                        Predict<S, Design, Vector>{x, beta, out, static_cast<long long>(x.extent(1))});
