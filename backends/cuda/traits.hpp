@@ -27,7 +27,8 @@ struct Traits {
   static constexpr long long max_chunks = 128;
   // Host arrays reach the device through pinned memory (54 GB/s on the H200's PCIe 5 link against 7–14 GB/s from
   // pageable memory, docs/evidence/cuda-baseline-h200.md), 4 MiB at a time: the host copy of one chunk overlaps
-  // the transfer of the one before.
+  // the transfer of the one before. Measured slower than pageable copies for cold streams, because each model
+  // pins its own buffer (docs/evidence/cuda-gpu-h200.md): to be replaced by a process-wide pool.
   using staging_space = Kokkos::CudaHostPinnedSpace;
   static constexpr long long staging_chunk_bytes = 4LL << 20;
   // The LU team: one thread per matrix entry, in whole warps, at most a block of 1024.

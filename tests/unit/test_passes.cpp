@@ -287,7 +287,11 @@ TEST_CASE_TEMPLATE_DEFINE("gram_gradient sums what the reference sums", T, pass_
   using S = typename T::S;
   const double eps = std::numeric_limits<S>::epsilon();
   OnSpace<T> sp;
-  for (const Shape& shape : kShapes)
+  // Plus a wide shape: q = 131 ≥ 2·64 takes CUDA's register-tiled path (backends/cuda/traits.hpp, gram_wide_tile),
+  // with a partial last tile and chunks of 33 rows (a partial staged block).
+  std::vector<Shape> shapes(std::begin(kShapes), std::end(kShapes));
+  shapes.push_back({260, 130, true});
+  for (const Shape& shape : shapes)
     for (Scenario sc : kScenarios) {
       CAPTURE(name_of(sc));
       CAPTURE(shape.p);
