@@ -2,8 +2,9 @@
 // Xᵀdiag(c)X and Σ s_i x_i) inside real partial_fit calls, through the in-process Kokkos Tools listener of
 // kernel_profile.hpp: nothing internal is called, only the kernel's label is relied on.
 //
-// The model should have max_iter = 1 and penalty none: every call then makes exactly two passes with the Gram
-// (the Newton iteration and the commit of J). This is the one place that knows how the pass is reached: if the
+// The model should have max_iter = 1 and penalty none: every call then makes exactly one pass over every row with
+// the Gram (the Newton iteration; the commit of J adds only the rows whose curvature changed, kernel
+// "rh::gram_delta", which is not timed here). This is the one place that knows how the pass is reached: if the
 // library exposes a direct pass call later, only this file changes (rh_gram_bench and rh_perf_worker use it).
 #pragma once
 #include <stdexcept>

@@ -1,0 +1,120 @@
+// How many passes over X, launches and readbacks an update makes (issue 12's cost model, docs/performance.md "Where
+// the time goes"), counted through an in-process Kokkos Tools listener by kernel label and copied view, on every
+// space and dtype. These fail when a lever silently falls back: per-step evaluations in the Newton line search, a
+// full Gram pass every iteration, or a gradient pass per L1 iteration.
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "support.hpp"
+
+using namespace rh;
+using namespace rh::test;
+
+namespace {
+
+struct Counts {
+  std::map<std::string, long long> launches;  // by kernel label
+  std::map<std::string, long long> copies;    // by source view label
+  long long operator[](const std::string& kernel) const {
+    const auto it = launches.find(kernel);
+    return it == launches.end() ? 0 : it->second;
+  }
+  long long copied(const std::string& view) const {
+    const auto it = copies.find(view);
+    return it == copies.end() ? 0 : it->second;
+  }
+};
+
+Counts* active = nullptr;
+
+void on_launch(const char* name, uint32_t, uint64_t*) { ++active->launches[name]; }
+void on_copy(Kokkos::Tools::SpaceHandle, const char*, const void*, Kokkos::Tools::SpaceHandle, const char* src_name,
+             const void*, uint64_t) {
+  ++active->copies[src_name];
+}
+
+// Counts everything `run` launches and copies.
+template <class F>
+Counts count(F&& run) {
+  namespace K = Kokkos::Tools::Experimental;
+  Counts c;
+  active = &c;
+  const auto saved = K::get_callbacks();
+  K::set_begin_parallel_for_callback(&on_launch);
+  K::set_begin_parallel_reduce_callback(&on_launch);
+  K::set_begin_parallel_scan_callback(&on_launch);
+  K::set_begin_deep_copy_callback(&on_copy);
+  run();
+  K::set_callbacks(saved);
+  active = nullptr;
+  return c;
+}
+
+// Well-conditioned batches with gross outliers on every 20th row.
+Data stream_data(long long n, long long p, unsigned seed) {
+  Data d = linear_data(n, p, seed, 0.3);
+  for (long long i = 0; i < n; i += 20) d.y[static_cast<size_t>(i)] += (i % 40 ? 15.0 : -15.0);
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE_DEFINE("a Newton iteration reads X twice and synchronizes once; the Gram is formed once a batch",
+                          T, counts_newton) {
+  const Data d = stream_data(3000, 12, 91);
+  Config cfg;
+  Regressor m(T::space, T::dtype, cfg);
+  long long iterations = 0, direct = 0, batches = 0;
+  for (long long row0 = 0; row0 < d.n; row0 += 1000) {
+    CAPTURE(row0);
+    Diagnostics diag;
+    const Counts c = count([&] { diag = partial_fit(m, d, row0, 1000); });
+    const long long it = diag.iterations;
+    CHECK(diag.converged);
+    CHECK_FALSE(diag.used_regularized_fallback);
+    // One line-search pass and one readback per iteration ...
+    CHECK(c["rh::line_search_rows"] == it);
+    CHECK(c.copied("rh::line_search") == it);
+    // ... direct evaluations only at the start of the batch and for steps within rounding of F_b(β) ...
+    const long long evaluations = c["rh::evaluate_rows"];
+    CHECK(evaluations >= 1);
+    CHECK(c.copied("rh::sums") == evaluations);
+    direct += evaluations - 1;
+    // ... one Gram pass over every row (the first iteration), then the delta Gram (each later iteration, and the
+    // commit when the last step was accepted).
+    CHECK(c["rh::gram_gradient"] == 1);
+    CHECK(c["rh::gram_delta"] >= it - 1);
+    CHECK(c["rh::gram_delta"] <= it);
+    iterations += it;
+    ++batches;
+  }
+  MESSAGE(T::name() << ": " << iterations << " Newton iterations over " << batches << " batches, " << direct
+                    << " direct step evaluations");
+  // Direct evaluations decide only steps at rounding level (near convergence): fewer than the iterations, where
+  // evaluating each step directly (the line search before issue 12) makes at least one per iteration.
+  CHECK(direct < iterations);
+}
+TEST_CASE_TEMPLATE_APPLY(counts_newton, Targets);
+
+TEST_CASE_TEMPLATE_DEFINE("an L1 iteration reads X once per attempt: its gradient comes with the evaluation", T,
+                          counts_l1) {
+  const Data d = stream_data(3000, 12, 92);
+  Config cfg;
+  cfg.penalty = Penalty::l1;
+  Regressor m(T::space, T::dtype, cfg);
+  for (long long row0 = 0; row0 < d.n; row0 += 1000) {
+    CAPTURE(row0);
+    Diagnostics diag;
+    const Counts c = count([&] { diag = partial_fit(m, d, row0, 1000); });
+    CHECK(diag.iterations > 1);
+    // The commit's Gram is the only pass of gram_gradient; evaluations (one per attempt, plus the start and at
+    // most one re-evaluation at β) read X for everything else.
+    CHECK(c["rh::gram_gradient"] == 1);
+    CHECK(c["rh::gram_delta"] == 0);
+    CHECK(c["rh::evaluate_rows"] >= diag.iterations + 1);
+    CHECK(c["rh::evaluate_rows"] == c.copied("rh::sums"));
+  }
+}
+TEST_CASE_TEMPLATE_APPLY(counts_l1, Targets);
