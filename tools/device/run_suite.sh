@@ -35,7 +35,7 @@ status=0
 
 # Tests that build or install against this machine's toolchain, need NumPy/SciPy, or check the release files and
 # the host build (release_check, portable_isa) stay on the CPU machine.
-exclude='golden_generate_check|golden_oracle_crosscheck|consumer|install|release_check|portable_isa'
+exclude='golden_generate_check|golden_oracle_crosscheck|consumer|install|release_check|portable_isa|perf_records'
 echo "== ctest (all labels; excluded: $exclude)" | tee -a "$out/suite.txt"
 (cd "$bundle/build" && OMP_PROC_BIND=false ctest --output-on-failure -E "$exclude" 2>&1) | tee -a "$out/suite.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
