@@ -920,7 +920,7 @@ TEST_CASE_TEMPLATE_DEFINE("accept_step and the delta Gram agree with a Gram reco
     typename Passes::Partial partial, full;
     sp.passes.gram_gradient(st.rows, st.chunks, true, partial);
     typename Passes::GramRows changes;
-    changes.reset(sp.passes.space(), st.chunks.count);
+    changes.reset(sp.passes, st.chunks.count);
     double scale_max = 0;
     const long long q = pr.q;
     std::vector<double> scale(static_cast<size_t>(q * q), 0.0);
