@@ -27,8 +27,8 @@ struct Traits {
   static constexpr long long max_chunks = 128;
   // Host arrays reach the device through pinned memory (54 GB/s on the H200's PCIe 5 link against 7–14 GB/s from
   // pageable memory, docs/evidence/cuda-baseline-h200.md), 4 MiB at a time: the host copy of one chunk overlaps
-  // the transfer of the one before. Measured slower than pageable copies for cold streams, because each model
-  // pins its own buffer (docs/evidence/cuda-gpu-h200.md): to be replaced by a process-wide pool.
+  // the transfers of the ones before, through the process's pool of pinned slots (rh/detail/staging_pool.hpp;
+  // a buffer pinned per model made cold streams slower than pageable copies, docs/evidence/h200-final.md).
   using staging_space = Kokkos::CudaHostPinnedSpace;
   static constexpr long long staging_chunk_bytes = 4LL << 20;
   // The LU team: one thread per matrix entry, in whole warps, at most a block of 1024.
@@ -36,9 +36,10 @@ struct Traits {
     const long long entries = ((q * q + 31) / 32) * 32;
     return static_cast<int>(entries < 32 ? 32 : (entries > 1024 ? 1024 : entries));
   }
-  // Cholesky panels of 16 rows: the diagonal block is factored by one thread, so narrow panels keep that serial
-  // part short and put the work in the many-team trailing updates (16×16 tiles: one entry per thread of a team).
-  static int cholesky_panel(long long /*q*/) { return 16; }
+  // Cholesky panels of 8 rows: the diagonal block is factored by one thread, so narrow panels keep that serial
+  // part short and put the work in the many-team trailing updates. Measured on the H200 (f64, rh_solve_bench,
+  // docs/evidence/cuda-gpu-h200.md): 8 rows 0.31 / 0.96 ms at q = 91 / 257, against 0.42 / 1.35 ms for 16.
+  static int cholesky_panel(long long /*q*/) { return 8; }
 
   // Asked before Kokkos starts (a CUDA build cannot start Kokkos without a GPU): 0 when none is usable.
   static int device_count() {

@@ -259,6 +259,18 @@ class Engine final : public EngineBase {
                                             false),
                            bs_);
     }
+    // F_b at β by the same direct pass as evaluate_step, the row weights untouched: what the undecided steps are
+    // compared with. Both sides of the test then come from one kind of evaluation, as in the reference, so a step
+    // too small to move β in the dtype compares equal and is accepted (converged); the line search's own F_b(β)
+    // differs from a direct pass by rounding (on CUDA the two kernels reduce in different orders), which in float32
+    // can exceed a tiny step's change and reject every step.
+    Evaluation<Penalty> evaluate_unmoved() {
+      Kokkos::deep_copy(e_.passes_.space(), e_.coef_.cand, e_.coef_.cur);
+      auto& scratch = std::get<typename PenaltyPasses<Penalty>::Scratch>(e_.evaluation_scratch_);
+      return evaluation_of(passes_.evaluate(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, scratch, nullptr,
+                                            false),
+                           bs_);
+    }
     // β ← the accepted candidate β − t·d (in cand), with its row weights; the Gram now lags by this step's
     // curvature changes.
     void accept_step(int step) {

@@ -237,13 +237,11 @@ class Passes {
   Vector design_buffer(long long n, long long q) const;
   static Design design_view(const Vector& buffer, long long n, long long q) { return Design(buffer.data(), n, q); }
 
-  // Where host arrays bound for a space with its own memory pass (unused on host spaces, which read them in
-  // place): pinned host memory of the traits' staging space, grown on demand and reused across batches (pinning
-  // costs milliseconds), then the space's memory, in chunks of Traits::staging_chunk_bytes so that the host copy of
-  // one chunk overlaps the transfer of the one before on the engine's stream.
+  // Where host arrays bound for a space with its own memory land (unused on host spaces, which read them in
+  // place): the caller's X as laid out, on the space; they get there through the process's pinned staging pool
+  // (rh/detail/staging_pool.hpp).
   struct HostInput {
-    Vector device;  // the caller's X as laid out
-    Kokkos::View<S*, typename Traits::staging_space> staging;  // X as laid out, then y and w
+    Vector device;
   };
 
   // 1. stage + validate. stage copies the batch and counts its bad values in one pass; its pointers are checked

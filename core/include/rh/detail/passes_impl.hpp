@@ -12,6 +12,7 @@
 #include "rh/detail/dense_solve.hpp"
 #include "rh/detail/engine_base.hpp"  // check_host_pointer
 #include "rh/detail/kernels.hpp"
+#include "rh/detail/staging_pool.hpp"
 #include "rh/detail/passes.hpp"
 
 namespace rh::detail {
@@ -68,27 +69,36 @@ BatchCounts Passes<Traits, S>::stage(const Batch& b, const Rows& rows, HostInput
   }
   if (b.memory == Memory::host && !Traits::host) {
     // Host arrays for a space with its own memory: X as laid out by the caller to the device, y and w straight
-    // into their buffers, all through the pinned staging buffer; the layout change and the intercept column
-    // happen on the device.
+    // into their buffers, all through the process's pinned staging slots, a chunk at a time so that the host copy
+    // of one chunk overlaps the transfers of the ones before; the layout change and the intercept column happen
+    // on the device.
     const long long span = row_major ? (n - 1) * ld + p : (p - 1) * ld + n;  // elements X spans
-    const long long total = span + (sy ? n : 0) + (sw ? n : 0);
     if (static_cast<long long>(input.device.extent(0)) < span)
       input.device = Vector(uninitialized("rh::x_as_given"), span);
-    if (static_cast<long long>(input.staging.extent(0)) < total)
-      input.staging = decltype(input.staging)(uninitialized("rh::host_staging"), total);
-    space_.fence();  // the staging buffer may still feed the transfers of an earlier call
+    using Pool = StagingPool<typename Traits::staging_space>;
+    using Slot = Kokkos::View<S*, typename Traits::staging_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
     const long long chunk = std::max<long long>(1, Traits::staging_chunk_bytes / static_cast<long long>(sizeof(S)));
-    const auto through_staging = [&](const S* src, long long count, const Vector& dst, long long at) {
-      for (long long o = 0; o < count; o += chunk) {
-        const long long m = std::min(chunk, count - o);
-        std::memcpy(input.staging.data() + at + o, src + o, static_cast<size_t>(m) * sizeof(S));
-        Kokkos::deep_copy(space_, Kokkos::subview(dst, Kokkos::make_pair(o, o + m)),
-                          Kokkos::subview(input.staging, Kokkos::make_pair(at + o, at + o + m)));
+    Pool::use(static_cast<std::size_t>(chunk) * sizeof(S), [&](char* base) {
+      long long sent = 0;  // chunks handed to transfers
+      const auto through_staging = [&](const S* src, long long count, const Vector& dst) {
+        for (long long o = 0; o < count; o += chunk, ++sent) {
+          if (sent > 0 && sent % Pool::slots == 0) space_.fence();  // the slots come round again
+          const long long m = std::min(chunk, count - o);
+          S* slot = reinterpret_cast<S*>(base) + (sent % Pool::slots) * chunk;
+          std::memcpy(slot, src + o, static_cast<size_t>(m) * sizeof(S));
+          Kokkos::deep_copy(space_, Kokkos::subview(dst, Kokkos::make_pair(o, o + m)), Slot(slot, m));
+        }
+      };
+      try {
+        through_staging(sx, span, input.device);
+        if (sy) through_staging(sy, n, rows.y);
+        if (sw) through_staging(sw, n, rows.w);
+      } catch (...) {
+        space_.fence();  // no transfer may still read the pool when it passes to another staging
+        throw;
       }
-    };
-    through_staging(sx, span, input.device, 0);
-    if (sy) through_staging(sy, n, rows.y, span);
-    if (sw) through_staging(sw, n, rows.w, span + (sy ? n : 0));
+      space_.fence();
+    });
     sx = input.device.data();
     sy = sw = nullptr;  // already in place
   }

@@ -12,7 +12,7 @@
 //   static constexpr int stage_rows         rows staged in team scratch at a time (team path)
 //   static constexpr long long min_chunks, max_chunks   bounds of the row-chunk count (Passes::chunks_for)
 //   using staging_space                     host memory space that host arrays pass through on their way to a
-//                                           space with its own memory (pinned on CUDA); reused across batches
+//                                           space with its own memory (pinned on CUDA); one pool per process, staging_pool.hpp
 //   static constexpr long long staging_chunk_bytes   bytes per host copy + transfer step of that staging
 //   static int lu_team_size(long long q)    team size of the one-team LU factor+solve
 //   static int cholesky_panel(long long q)  rows per panel of the blocked Cholesky (q: one launch, sequential)

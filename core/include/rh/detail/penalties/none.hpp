@@ -45,10 +45,12 @@ struct None {
       f = ls.objective_current;
       int step = ls.step;
       double objective = ls.objective, step_norm = std::sqrt(ls.step2), cand_norm = std::sqrt(ls.cand2);
-      // Steps within rounding of F_b(β) (near convergence): a direct evaluation of each decides, as in the reference.
+      // Steps within rounding of F_b(β) (near convergence): a direct evaluation of each decides against a direct
+      // evaluation of F_b(β), as in the reference.
+      const double f_direct = ls.undecided >= 0 ? s.evaluate_unmoved().objective : f;
       for (int k = ls.undecided; k >= 0 && k < line_search_steps; ++k) {
         const auto e = s.evaluate_step(k);
-        if (e.objective <= f) {
+        if (e.objective <= f_direct) {
           step = k;
           objective = e.objective;
           step_norm = e.step_norm;
