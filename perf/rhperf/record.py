@@ -141,6 +141,11 @@ def flatten(d, prefix: str = "") -> dict:
     return out
 
 
+def _unordered(v):
+    """A list compared as a multiset: threadpoolctl lists the same BLAS libraries in load order, which varies."""
+    return sorted(json.dumps(x, sort_keys=True) for x in v) if isinstance(v, list) else v
+
+
 def fingerprint_differences(a: dict, b: dict, ignore: tuple[str, ...] = ()) -> list[str]:
     """The compared fingerprint fields that differ, as 'field: A vs B'."""
     fa, fb = flatten(a), flatten(b)
@@ -148,7 +153,7 @@ def fingerprint_differences(a: dict, b: dict, ignore: tuple[str, ...] = ()) -> l
     for k in sorted(set(fa) | set(fb)):
         if k.split(".")[0] in IDENTITY_SECTIONS or any(k == i or k.startswith(i + ".") for i in ignore):
             continue
-        if fa.get(k) != fb.get(k):
+        if _unordered(fa.get(k)) != _unordered(fb.get(k)):
             out.append(f"{k}: {fa.get(k, '(absent)')!r} vs {fb.get(k, '(absent)')!r}")
     return out
 
