@@ -254,10 +254,7 @@ class Engine final : public EngineBase {
       LineSearch ls;
       ls.step = step;
       e_.passes_.candidate(e_.coef_, e_.coef_.dir, static_cast<S>(ls.t()), S(0), bs_.penalized);
-      auto& scratch = std::get<typename PenaltyPasses<Penalty>::Scratch>(e_.evaluation_scratch_);
-      return evaluation_of(passes_.evaluate(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, scratch, nullptr,
-                                            false),
-                           bs_);
+      return evaluate_keeping_weights();
     }
     // F_b at β by the same direct pass as evaluate_step, the row weights untouched: what the undecided steps are
     // compared with. Both sides of the test then come from one kind of evaluation, as in the reference, so a step
@@ -266,10 +263,7 @@ class Engine final : public EngineBase {
     // can exceed a tiny step's change and reject every step.
     Evaluation<Penalty> evaluate_unmoved() {
       Kokkos::deep_copy(e_.passes_.space(), e_.coef_.cand, e_.coef_.cur);
-      auto& scratch = std::get<typename PenaltyPasses<Penalty>::Scratch>(e_.evaluation_scratch_);
-      return evaluation_of(passes_.evaluate(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, scratch, nullptr,
-                                            false),
-                           bs_);
+      return evaluate_keeping_weights();
     }
     // β ← the accepted candidate β − t·d (in cand), with its row weights; the Gram now lags by this step's
     // curvature changes.
@@ -287,6 +281,14 @@ class Engine final : public EngineBase {
     void accept() { std::swap(e_.coef_.cur, e_.coef_.cand); }
 
    private:
+    // F_b at the candidate by a direct pass that leaves the row weights as they are (β's).
+    Evaluation<Penalty> evaluate_keeping_weights() {
+      auto& scratch = std::get<typename PenaltyPasses<Penalty>::Scratch>(e_.evaluation_scratch_);
+      return evaluation_of(passes_.evaluate(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, scratch, nullptr,
+                                            false),
+                           bs_);
+    }
+
     Engine& e_;
     const BatchScalars& bs_;
     PenaltyPasses<Penalty> passes_;

@@ -520,8 +520,8 @@ struct GramGradient {
           for (int k = 0; k < kmax; ++k)
             if (ja + j0 + jj <= kb + k) acc[jj][k] = partial(chunk, (ja + j0 + jj) * q + kb + k);
       // J × KB entries at a time (two 16-byte vectors per output row): they fit in the 16 vector registers of the
-      // baseline x86-64 ISA, where all J × T spilled to memory on every row. A block of RB rows is read once
-      // per KB columns, from L1 after the first. Each entry still adds its rows' products in row order to the
+      // baseline x86-64 ISA, where all J × T spilled to memory on every row. A block of host_gram_rows rows is
+      // read once per KB columns, from L1 after the first. Each entry still adds its rows' products in row order to the
       // same accumulator, so the result is the same to the bit.
       for (long long e0 = 0; e0 < m; e0 += host_gram_rows) {
         const long long e1 = e0 + host_gram_rows < m ? e0 + host_gram_rows : m;

@@ -27,7 +27,7 @@ struct StagingPool {
         view() = nullptr;
       });
     }
-    if (buffer->extent(0) < slots * slot_bytes) 
+    if (buffer->extent(0) < slots * slot_bytes)
       *buffer = Buffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "rh::host_staging"), slots * slot_bytes);
     f(buffer->data());
   }
