@@ -268,7 +268,8 @@ TEST_CASE("dead, NULL and invented handles on every entry point") {
   double r2 = 0;
   std::int64_t size = 0;
   const std::vector<std::uint8_t> bytes = checkpoint_of(f.model);
-  const std::string path = "bad_input_dead_handle.rhckpt";
+  // One file per space: ctest may run this test for two spaces at once in the same folder.
+  const std::string path = "bad_input_dead_handle_" + std::to_string(space_under_test()) + ".rhckpt";
   using Call = std::function<rh_status(rh_model*)>;
   const std::vector<std::pair<const char*, Call>> calls = {
       {"rh_model_get_config", [&](rh_model* h) { return rh_model_get_config(h, &c); }},
@@ -580,7 +581,8 @@ TEST_CASE("checkpoint entry points") {
                  "rh_model_load_checkpoint_file", f.model, f.before);
   expect_failure(rh_model_load_checkpoint_file(f.model, "."), RH_INVALID_ARGUMENT, "rh_model_load_checkpoint_file",
                  f.model, f.before);
-  const char* garbage = "bad_input_garbage.rhckpt";
+  const std::string garbage_name = "bad_input_garbage_" + std::to_string(space_under_test()) + ".rhckpt";
+  const char* garbage = garbage_name.c_str();
   if (std::FILE* fp = std::fopen(garbage, "wb")) {
     std::fputs("not a checkpoint at all, just text", fp);
     std::fclose(fp);

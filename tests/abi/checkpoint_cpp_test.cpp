@@ -106,13 +106,15 @@ TEST_CASE("continuing after load_checkpoint equals never stopping, both dtypes")
     feed<float>(straight, b1);
     feed<float>(straight, b2);
     feed<float>(saved, b1);
-    rh::save_checkpoint_file(saved, "cpp_f32.rhckpt");
+    // One file per space: ctest may run this test for two spaces at once in the same folder.
+    const std::string path = std::string("cpp_f32_") + rh::space_name(space_under_test()) + ".rhckpt";
+    rh::save_checkpoint_file(saved, path);
     rh::Regressor resumed(space_under_test(), rh::Dtype::f32);
-    rh::load_checkpoint_file(resumed, "cpp_f32.rhckpt");
+    rh::load_checkpoint_file(resumed, path);
     feed<float>(resumed, b2);
     CHECK(same(resumed.state(), straight.state()));
-    CHECK(rh::read_checkpoint_file("cpp_f32.rhckpt").dtype == rh::Dtype::f32);
-    std::remove("cpp_f32.rhckpt");
+    CHECK(rh::read_checkpoint_file(path).dtype == rh::Dtype::f32);
+    std::remove(path.c_str());
   }
 }
 

@@ -187,7 +187,9 @@ TEST_CASE("save, load, continue: bit-identical to never stopping") {
         CHECK(same_bits(predictions(resumed, probe, dtype), predictions(straight, probe, dtype)));
 
         // The same through a file, into the model that wrote it after it moved on.
-        const std::string path = std::string("continue_") + dtype_label(dtype) + ".rhckpt";
+        // One file per space: ctest may run this test for two spaces at once in the same folder.
+        const std::string path =
+            "continue_" + std::to_string(space_under_test()) + "_" + dtype_label(dtype) + ".rhckpt";
         REQUIRE(rh_model_save_checkpoint_file(first, path.c_str()) == RH_SUCCESS);
         partial_fit(first, b3, dtype);
         REQUIRE(rh_model_load_checkpoint_file(first, path.c_str()) == RH_SUCCESS);
@@ -203,7 +205,9 @@ TEST_CASE("save, load, continue: bit-identical to never stopping") {
 TEST_CASE("file saves replace the target whole and leave no temporary behind") {
   Model m;
   partial_fit(m, make_data(30, 3, 5), RH_DTYPE_F64);
-  const char* path = "replace.rhckpt";
+  // One file per space: ctest may run this test for two spaces at once in the same folder.
+  const std::string name = "replace_" + std::to_string(space_under_test()) + ".rhckpt";
+  const char* path = name.c_str();
   if (std::FILE* f = std::fopen(path, "wb")) {
     std::fputs("an older, longer file that must be replaced entirely, not overwritten in place ..........", f);
     std::fclose(f);
@@ -217,8 +221,8 @@ TEST_CASE("file saves replace the target whole and leave no temporary behind") {
   }
   CHECK(on_disk == checkpoint_of(m));
   for (const auto& entry : std::filesystem::directory_iterator(".")) {
-    const std::string name = entry.path().filename().string();
-    CHECK_MESSAGE(name.rfind("replace.rhckpt.", 0) != 0, name << " was left behind");
+    const std::string entry_name = entry.path().filename().string();
+    CHECK_MESSAGE(entry_name.rfind(name + ".", 0) != 0, entry_name << " was left behind");
   }
   std::remove(path);
 }

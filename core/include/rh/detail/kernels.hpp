@@ -512,24 +512,26 @@ struct GramGradient {
     const bool delta = list != gram_all_rows;
     const long long m = delta ? list : r1 - r0;
     if (m == 0) return;  // nothing changed: the partial stays
-    for (int j0 = 0; j0 < jmax; j0 += J) {
-      if (ja + j0 > kb + kmax - 1) break;  // the rest of this block lies below the diagonal
-      S acc[J][T] = {};
-      if (delta)
-        for (int jj = 0; jj < J && j0 + jj < jmax; ++jj)
-          for (int k = 0; k < kmax; ++k)
-            if (ja + j0 + jj <= kb + k) acc[jj][k] = partial(chunk, (ja + j0 + jj) * q + kb + k);
-      // J × KB entries at a time (two 16-byte vectors per output row): they fit in the 16 vector registers of the
-      // baseline x86-64 ISA, where all J × T spilled to memory on every row. A block of host_gram_rows rows is
-      // read once per KB columns, from L1 after the first. Each entry still adds its rows' products in row order to the
-      // same accumulator, so the result is the same to the bit.
-      for (long long e0 = 0; e0 < m; e0 += host_gram_rows) {
-        const long long e1 = e0 + host_gram_rows < m ? e0 + host_gram_rows : m;
+    // The whole T × T block of this tile pair accumulates in `acc` (on the stack, in L1); J × KB entries of it at
+    // a time (two 16-byte vectors per output row) sit in registers while a block of host_gram_rows rows streams
+    // past: they fit in the 16 vector registers of the baseline x86-64 ISA, where J × T spilled to memory on every
+    // row. Each block of rows is read from memory once per tile pair and from L1 for the other (J, KB) sweeps,
+    // however tall the chunk. Each entry still adds its rows' products in row order to one accumulator, so the
+    // result is the same to the bit.
+    S acc[T][T] = {};
+    if (delta)
+      for (int j = 0; j < jmax; ++j)
+        for (int k = 0; k < kmax; ++k)
+          if (ja + j <= kb + k) acc[j][k] = partial(chunk, (ja + j) * q + kb + k);
+    for (long long e0 = 0; e0 < m; e0 += host_gram_rows) {
+      const long long e1 = e0 + host_gram_rows < m ? e0 + host_gram_rows : m;
+      for (int j0 = 0; j0 < jmax; j0 += J) {
+        if (ja + j0 > kb + kmax - 1) break;  // the rest of this block lies below the diagonal
         for (int k0 = 0; k0 < kmax; k0 += KB) {
           if (kb + k0 + KB - 1 < ja + j0) continue;  // every entry of these columns lies below the diagonal
           S reg[J][KB];
           for (int jj = 0; jj < J; ++jj)
-            for (int kk = 0; kk < KB; ++kk) reg[jj][kk] = acc[jj][k0 + kk];
+            for (int kk = 0; kk < KB; ++kk) reg[jj][kk] = acc[j0 + jj][k0 + kk];
           for (long long e = e0; e < e1; ++e) {
             const long long i = row_of(delta, r0, e);
             const S* row = base + i * q;
@@ -542,15 +544,13 @@ struct GramGradient {
             }
           }
           for (int jj = 0; jj < J; ++jj)
-            for (int kk = 0; kk < KB; ++kk) acc[jj][k0 + kk] = reg[jj][kk];
+            for (int kk = 0; kk < KB; ++kk) acc[j0 + jj][k0 + kk] = reg[jj][kk];
         }
       }
-      for (int jj = 0; jj < J && j0 + jj < jmax; ++jj) {
-        const long long j = ja + j0 + jj;
-        for (int k = 0; k < kmax; ++k)
-          if (j <= kb + k) partial(chunk, j * q + kb + k) = acc[jj][k];
-      }
     }
+    for (int j = 0; j < jmax; ++j)
+      for (int k = 0; k < kmax; ++k)
+        if (ja + j <= kb + k) partial(chunk, (ja + j) * q + kb + k) = acc[j][k];
   }
 
   KOKKOS_INLINE_FUNCTION void team_block(const member_type& team, long long chunk, long long r0, long long r1,
