@@ -550,8 +550,8 @@ TEST_CASE_TEMPLATE_APPLY(pass_solve, Targets);
 
 // Cholesky first (docs/method.md §8): a symmetric positive definite system is solved by it, to the backward error of
 // a Cholesky; a symmetric indefinite one, a non-symmetric one and a singular one give way to LU on the space, and
-// then the result is exactly LU's (the same launch as without the Cholesky attempt). q = 16, 17, 40, 91 span one
-// to six CUDA panels of 16 rows, with and without a partial last panel.
+// then the result is exactly LU's (the same launch as without the Cholesky attempt). q = 16, 17, 40, 91 span two
+// to twelve CUDA panels of 8 rows, with and without a partial last panel.
 TEST_CASE_TEMPLATE_DEFINE("factor_solve tries Cholesky first and falls back to LU, as LU alone would", T,
                           pass_cholesky) {
   using S = typename T::S;
