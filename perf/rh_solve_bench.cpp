@@ -105,7 +105,7 @@ void bench_space(const Options& opt) {
            space.fence();
          }));
     if (!Traits::host)
-      for (const int nb : {8, 16, 32}) {
+      for (const int nb : {8, 16, 32, q}) {  // q: the one-team kernel
         line("cholesky_only", nb, time_it(opt.reps, [&] {
                rh::detail::cholesky_solve<Traits>(space, h, rhs, factor, d, report, nb);
                space.fence();

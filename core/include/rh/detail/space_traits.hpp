@@ -15,7 +15,8 @@
 //                                           space with its own memory (pinned on CUDA); one pool per process, staging_pool.hpp
 //   static constexpr long long staging_chunk_bytes   bytes per host copy + transfer step of that staging
 //   static int lu_team_size(long long q)    team size of the one-team LU factor+solve
-//   static int cholesky_panel(long long q)  rows per panel of the blocked Cholesky (q: one launch, sequential)
+//   static int cholesky_panel(long long q)  rows per panel of the blocked Cholesky (q: one launch: sequential on
+//                                           a host, one team on a device)
 //   static int device_count()               devices present (1 for a host space); must not start Kokkos
 //   static int concurrency()                threads (host) or resident threads (device) of Kokkos' instance
 //   static execution_space instance(int device_id)      the instance an engine runs on; throws Errc::unavailable
