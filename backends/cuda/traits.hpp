@@ -36,11 +36,10 @@ struct Traits {
     const long long entries = ((q * q + 31) / 32) * 32;
     return static_cast<int>(entries < 32 ? 32 : (entries > 1024 ? 1024 : entries));
   }
-  // Up to q = 512 the whole Cholesky runs in one team (rh::cholesky_team): one launch instead of 2⌈q/8⌉.
-  // Above, panels of 8 rows: the diagonal block is factored by one thread, so narrow panels keep that serial part
-  // short and put the work in the many-team trailing updates (8 rows 0.31 / 0.96 ms at q = 91 / 257 on the H200,
-  // against 0.42 / 1.35 ms for 16; docs/evidence/cuda-gpu-h200.md).
-  static int cholesky_panel(long long q) { return q <= 512 ? static_cast<int>(q) : 8; }
+  // The whole Cholesky in one team (rh::cholesky_team) whenever its panel fits in team scratch (q ≤ 307 in f64, 614
+  // in f32), else panels of 8 rows, each factored by one thread with the trailing updates over many teams (8 rows
+  // 0.31 / 0.96 ms at q = 91 / 257 on the H200, against 0.42 / 1.35 ms for 16; docs/evidence/cuda-gpu-h200.md).
+  static int cholesky_panel(long long q) { return static_cast<int>(q); }
 
   // Asked before Kokkos starts (a CUDA build cannot start Kokkos without a GPU): 0 when none is usable.
   static int device_count() {

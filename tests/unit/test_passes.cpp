@@ -613,6 +613,40 @@ TEST_CASE_TEMPLATE_DEFINE("factor_solve tries Cholesky first and falls back to L
 }
 TEST_CASE_TEMPLATE_APPLY(pass_cholesky, Targets);
 
+// The host factor runs by panels of rows (dense_solve.hpp, factor_upper) only to read the trailing rows less often:
+// every entry must still get the unblocked algorithm's operations in its order, so the factor is bitwise the same.
+// q spans one panel, a panel and one row, several panels with a partial last one, and the wide shape's 257.
+TEST_CASE_TEMPLATE("the panelled host Cholesky factor is bitwise the unblocked one", S, double, float) {
+  using Host = Kokkos::View<S**, Kokkos::LayoutRight, Kokkos::HostSpace>;
+  for (int q : {1, 15, 16, 17, 40, 91, 257}) {
+    CAPTURE(q);
+    std::mt19937_64 rng(91 + q);
+    std::normal_distribution<double> normal;
+    const int m = 2 * q + 3;
+    std::vector<double> g(static_cast<size_t>(m) * q);
+    for (auto& v : g) v = normal(rng);
+    Host blocked("blocked", q, q), plain("plain", q, q);
+    for (int i = 0; i < q; ++i)
+      for (int j = 0; j < q; ++j) {
+        double sum = 0;
+        for (int r = 0; r < m; ++r) sum += g[static_cast<size_t>(r) * q + i] * g[static_cast<size_t>(r) * q + j];
+        blocked(i, j) = plain(i, j) = static_cast<S>(sum / m);
+      }
+    REQUIRE(detail::factor_upper(blocked, 0, q));
+    for (int c = 0; c < q; ++c) {  // the unblocked right-looking algorithm
+      const S r = std::sqrt(plain(c, c));
+      plain(c, c) = r;
+      for (int j = c + 1; j < q; ++j) plain(c, j) = plain(c, j) / r;
+      for (int i = c + 1; i < q; ++i)
+        for (int j = i; j < q; ++j) plain(i, j) -= plain(c, i) * plain(c, j);
+    }
+    int differ = 0;
+    for (int i = 0; i < q; ++i)
+      for (int j = i; j < q; ++j) differ += blocked(i, j) == plain(i, j) ? 0 : 1;
+    CHECK(differ == 0);
+  }
+}
+
 TEST_CASE_TEMPLATE_DEFINE("evaluate gives the reference's sums and row weights for every penalty", T, pass_evaluate) {
   using S = typename T::S;
   const double eps = std::numeric_limits<S>::epsilon();

@@ -85,7 +85,7 @@ BatchCounts Passes<Traits, S>::stage(const Batch& b, const Rows& rows, HostInput
           if (sent > 0 && sent % Pool::slots == 0) space_.fence();  // the slots come round again
           const long long m = std::min(chunk, count - o);
           S* slot = reinterpret_cast<S*>(base) + (sent % Pool::slots) * chunk;
-          std::memcpy(slot, src + o, static_cast<size_t>(m) * sizeof(S));
+          copy_host(slot, src + o, static_cast<size_t>(m) * sizeof(S));
           Kokkos::deep_copy(space_, Kokkos::subview(dst, Kokkos::make_pair(o, o + m)), Slot(slot, m));
         }
       };

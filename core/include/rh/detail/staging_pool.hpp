@@ -9,6 +9,11 @@
 
 namespace rh::detail {
 
+// Copies `bytes` from src to dst (host memory, not overlapping) with up to host_copy_threads threads, pieces of at
+// least 1 MiB (core/src/host_copy.cpp): how host arrays are copied into the staging slots.
+inline constexpr std::size_t host_copy_threads = 4;
+void copy_host(void* dst, const void* src, std::size_t bytes);
+
 template <class StagingSpace>
 struct StagingPool {
   static constexpr int slots = 4;  // a space fence every `slots` chunks: the copy of 3 overlaps their transfers
