@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "reference/passes.hpp"
+#include "rh/detail/dense_solve.hpp"
 #include "rh/detail/passes.hpp"
 #include "support.hpp"
 
