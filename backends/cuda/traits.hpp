@@ -36,10 +36,11 @@ struct Traits {
     const long long entries = ((q * q + 31) / 32) * 32;
     return static_cast<int>(entries < 32 ? 32 : (entries > 1024 ? 1024 : entries));
   }
-  // The whole Cholesky in one team (rh::cholesky_team) whenever its panel fits in team scratch (q ≤ 307 in f64, 614
-  // in f32), else panels of 8 rows, each factored by one thread with the trailing updates over many teams (8 rows
-  // 0.31 / 0.96 ms at q = 91 / 257 on the H200, against 0.42 / 1.35 ms for 16; docs/evidence/cuda-gpu-h200.md).
-  static int cholesky_panel(long long q) { return static_cast<int>(q); }
+  // Up to q = 320 the whole Cholesky runs in one team (rh::cholesky_team, when its panel fits in team scratch),
+  // above in panels of 8 rows, each factored by one thread with the trailing updates over many teams. H200
+  // (rh_solve_bench, docs/evidence/h200-cholesky-team.md): one team 0.147 / 0.728 ms at q = 91 / 257 in f64 against
+  // 0.311 / 0.964 for panels of 8; at q = 385 in f32 the team is slower (1.64 against 1.44 ms).
+  static int cholesky_panel(long long q) { return q <= 320 ? static_cast<int>(q) : 8; }
 
   // Asked before Kokkos starts (a CUDA build cannot start Kokkos without a GPU): 0 when none is usable.
   static int device_count() {

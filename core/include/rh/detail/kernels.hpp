@@ -366,11 +366,16 @@ struct FinishEvaluation {
   VView cand, cur, tilde, grad;
   MView info;
   DView chunk_loss;
+  DView delta;  // q: β_cand − β̃ in double, formed once instead of once per entry of J
   TView terms;  // q EvaluationSums<Penalty>: one coefficient's terms each
   StatusView solve_status;
   SumsView sums;
   long long q, chunks, penalized;
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const long long k) {
+      delta(k) = static_cast<double>(cand(k)) - static_cast<double>(tilde(k));
+    });
+    team.team_barrier();
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const long long j) {
       CoefficientInputs c;
       c.cand = static_cast<double>(cand(j));
@@ -379,8 +384,7 @@ struct FinishEvaluation {
       c.grad = static_cast<double>(grad(j));
       c.delta = c.cand - c.tilde;
       double j_delta = 0.0;
-      for (long long k = 0; k < q; ++k)
-        j_delta += static_cast<double>(info(j, k)) * (static_cast<double>(cand(k)) - static_cast<double>(tilde(k)));
+      for (long long k = 0; k < q; ++k) j_delta += static_cast<double>(info(j, k)) * delta(k);
       c.step = c.cand - c.cur;
       c.penalized = j < penalized ? 1.0 : 0.0;
       EvaluationSums<Penalty> t;

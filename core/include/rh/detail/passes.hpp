@@ -316,6 +316,7 @@ class PenaltyPasses {
   using Rows = typename Base::Rows;
   using Coefficients = typename Base::Coefficients;
   using ChunkSums = typename Base::ChunkSums;
+  using DoubleVector = typename Base::DoubleVector;
   using memory_space = typename Base::memory_space;
   using Terms = Kokkos::View<EvaluationSums<Penalty>*, memory_space>;
   using SumsView = Kokkos::View<EvaluationSums<Penalty>, memory_space>;
@@ -324,6 +325,7 @@ class PenaltyPasses {
   struct Scratch {
     ChunkSums chunk_loss;
     Terms terms;
+    DoubleVector delta;  // β_cand − β̃ in double, once per evaluation (FinishEvaluation's q² product reads it)
     SumsView sums;
     typename SumsView::HostMirror sums_host;
     void reserve(const Base& on, long long chunks, long long q);

@@ -325,6 +325,7 @@ template <class Traits, class S, class Penalty>
 void PenaltyPasses<Traits, S, Penalty>::Scratch::reserve(const Base& on, long long chunks, long long q) {
   chunk_loss.reserve(on, chunks);
   if (static_cast<long long>(terms.extent(0)) != q) terms = Terms(on.zeroed("rh::coefficient_terms"), q);
+  if (static_cast<long long>(delta.extent(0)) != q) delta = DoubleVector(on.zeroed("rh::coefficient_delta"), q);
   if (!sums.data()) {
     SumsView made(on.zeroed("rh::sums"));
     sums_host = Kokkos::create_mirror_view(made);
@@ -350,7 +351,6 @@ EvaluationSums<Penalty> PenaltyPasses<Traits, S, Penalty>::evaluate(const Rows& 
                                                                     const Status& solve_status, Scratch& scratch,
                                                                     Partial* gradient, bool row_weights) const {
   using Space = typename Base::execution_space;
-  using DoubleVector = typename Base::DoubleVector;
   const long long n = rows.x.extent(0), q = rows.x.extent(1);
   scratch.reserve(base_, chunks.count, q);
   if (gradient) base_.reserve_partial(*gradient, chunks, q);
@@ -363,7 +363,8 @@ EvaluationSums<Penalty> PenaltyPasses<Traits, S, Penalty>::evaluate(const Rows& 
   Kokkos::parallel_for("rh::finish_evaluation", Kokkos::TeamPolicy<Space>(base_.space(), 1, Traits::team_size),
                        FinishEvaluation<Space, Penalty, Vector, Matrix, DoubleVector, Terms, Status, SumsView>{
                            coef.cand, coef.cur, coef.tilde, coef.grad, coef.info, scratch.chunk_loss.values,
-                           scratch.terms, solve_status, scratch.sums, q, chunks.count, bs.penalized});
+                           scratch.delta, scratch.terms, solve_status, scratch.sums, q, chunks.count,
+                           bs.penalized});
   Kokkos::deep_copy(base_.space(), scratch.sums_host, scratch.sums);  // the one readback of an evaluation
   base_.space().fence();
   return scratch.sums_host();
