@@ -7,6 +7,7 @@
 // exact to far below that. ε is the machine epsilon of the scalar the pass computes in: S for the row-side sums and
 // the Gram, double for the coefficient-side sums (docs/method.md says which is which).
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -17,6 +18,7 @@
 #include "reference/passes.hpp"
 #include "rh/detail/dense_solve.hpp"
 #include "rh/detail/passes.hpp"
+#include "rh/detail/staging_pool.hpp"
 #include "support.hpp"
 
 using namespace rh;
@@ -283,6 +285,21 @@ TEST_CASE_TEMPLATE_DEFINE("stage and validate copy and count exactly what the re
   }
 }
 TEST_CASE_TEMPLATE_APPLY(pass_stage, Targets);
+
+// Host arrays reach a CUDA model through detail::copy_host (several threads from 2 MiB on): every byte arrives,
+// whatever the size's relation to the pieces (one piece, pieces with a remainder, more pieces than threads).
+TEST_CASE("copy_host copies every byte, in one piece or in several") {
+  const std::size_t mib = std::size_t{1} << 20;
+  for (const std::size_t bytes : {std::size_t{0}, std::size_t{1}, mib + 5, 2 * mib + 3, 4 * mib, 9 * mib + 7}) {
+    CAPTURE(bytes);
+    std::vector<unsigned char> src(bytes), dst(bytes + 16, 0xAB);
+    for (std::size_t i = 0; i < bytes; ++i) src[i] = static_cast<unsigned char>((i * 2654435761u) >> 13);
+    detail::copy_host(dst.data(), src.data(), bytes);
+    CHECK(std::equal(src.begin(), src.end(), dst.begin()));
+    CHECK(std::all_of(dst.begin() + static_cast<std::ptrdiff_t>(bytes), dst.end(),
+                      [](unsigned char v) { return v == 0xAB; }));
+  }
+}
 
 TEST_CASE_TEMPLATE_DEFINE("gram_gradient sums what the reference sums", T, pass_gram) {
   using S = typename T::S;
