@@ -68,15 +68,10 @@ KOKKOS_INLINE_FUNCTION bool factor_upper(const Block& u, int o, int b) {
   return true;
 }
 
-// The start of every Cholesky: H's upper triangle into f, g into sol, and the report: Cholesky when H is exactly
-// symmetric, else LU.
-template <class Member, class MView, class VView, class ReportView>
-KOKKOS_INLINE_FUNCTION void cholesky_start(const Member& team, const MView& a, const MView& f, const VView& rhs,
-                                           const VView& sol, const ReportView& report, int q) {
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q * q), [&](const int e) {
-    if (e % q >= e / q) f(e / q, e % q) = a(e / q, e % q);
-  });
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) { sol(j) = rhs(j); });
+// The report of a Cholesky attempt, before it starts: Cholesky when a is exactly symmetric, else LU (then false:
+// LU takes over). Ends with a team barrier, so every thread sees the report.
+template <class Member, class MView, class ReportView>
+KOKKOS_INLINE_FUNCTION bool cholesky_report(const Member& team, const MView& a, const ReportView& report, int q) {
   int asymmetric = 0;
   Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, q * q), [&](const int e, int& n) {
     const int i = e / q, j = e % q;
@@ -89,6 +84,18 @@ KOKKOS_INLINE_FUNCTION void cholesky_start(const Member& team, const MView& a, c
     report() = r;
   });
   team.team_barrier();
+  return asymmetric == 0;
+}
+
+// The start of the panel Cholesky: H's upper triangle into f, g into sol, and the report.
+template <class Member, class MView, class VView, class ReportView>
+KOKKOS_INLINE_FUNCTION void cholesky_start(const Member& team, const MView& a, const MView& f, const VView& rhs,
+                                           const VView& sol, const ReportView& report, int q) {
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q * q), [&](const int e) {
+    if (e % q >= e / q) f(e / q, e % q) = a(e / q, e % q);
+  });
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) { sol(j) = rhs(j); });
+  cholesky_report(team, a, report, q);
 }
 
 // Blocked Cholesky with the forward substitution Uᵀy = g folded in, one launch per panel of nb rows of U:
@@ -268,7 +275,7 @@ struct CholeskyTeam {
     const Buffer y(team.team_scratch(0), q), x(team.team_scratch(0), q);
     const int t = team.team_rank(), nt = team.team_size();
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) { y(j) = rhs(j); });
-    if (!symmetric(team)) return;
+    if (!cholesky_report(team, a, report, q)) return;
     for (int k = 0; k < q; k += nb) {
       const int b = q - k < nb ? q - k : nb;
       const MView& from = k == 0 ? a : f;  // f's rows are first written by the first panel's write-back and update
@@ -285,23 +292,6 @@ struct CholeskyTeam {
   }
 
  private:
-  // The report: Cholesky when a is exactly symmetric, else LU (then false: LU takes over).
-  KOKKOS_INLINE_FUNCTION bool symmetric(const member_type& team) const {
-    int asymmetric = 0;
-    Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, q * q), [&](const int e, int& n) {
-      const int i = e / q, j = e % q;
-      if (j > i && !(a(i, j) == a(j, i))) n += 1;
-    }, asymmetric);
-    Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      SolveReport r;
-      r.status = solve_ok;
-      r.method = asymmetric ? solve_by_lu : solve_by_cholesky;
-      report() = r;
-    });
-    team.team_barrier();
-    return asymmetric == 0;
-  }
-
   // Rows k … k+b−1 of U in p (all their columns), and their share of Uᵀy = g. Every thread reads the same pivot, so
   // on a pivot that is not > 0 all leave together (LU takes over).
   KOKKOS_INLINE_FUNCTION bool factor_panel(const member_type& team, const Panel& p, const Buffer& y, int k,
