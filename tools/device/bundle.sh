@@ -24,6 +24,15 @@ if [ -e "$bundle/build/perf/rh_gram_bench" ]; then
   mkdir -p "$bundle/build/lib"
   cp -L "$(ldd "$build/perf/rh_gram_bench" | awk '/libbenchmark/{print $3}')" "$bundle/build/lib/"
 fi
+# A build against Kokkos >= 4 links the shared CUDA runtime (docs/evidence/sm120-build.md), which the GPU machine
+# lacks: it travels along, into lib/ (run_bench.sh's library path) and abi/ (run_suite.sh's).
+if [ -e "$build/tests/rh_unit_tests" ]; then
+  for lib in $(ldd "$build/tests/rh_unit_tests" | awk '/libcudart/ && $3 ~ /^\//{print $3}'); do
+    mkdir -p "$bundle/build/lib" "$bundle/build/abi"
+    cp -L "$lib" "$bundle/build/lib/"
+    cp -L "$lib" "$bundle/build/abi/"
+  done
+fi
 # The paths CTest recorded here, to be rewritten to the GPU machine's checkout by run_suite.sh.
 printf '%s\n%s\n%s\n' "$build" "$root" "$(command -v cmake)" > "$bundle/origin"
 git -C "$root" rev-parse HEAD > "$bundle/commit"
