@@ -631,6 +631,76 @@ TEST_CASE_TEMPLATE_DEFINE("factor_solve tries Cholesky first and falls back to L
 }
 TEST_CASE_TEMPLATE_APPLY(pass_cholesky, Targets);
 
+namespace {
+// CUDA's one-team Cholesky (CholeskyTeam: team scratch, barriers) is picked by `host = false`; on a host execution
+// space its team has 1 or 2 threads here, enough to exercise the barriers between columns and panels in CI, where
+// no GPU is. The sequential algorithm is the host path of the same entry point.
+struct OneTeamTraits {
+  using execution_space = Kokkos::DefaultHostExecutionSpace;
+  static constexpr bool host = false;
+  static constexpr int team_size = 1;  // the panel fallback's teams (q beyond the scratch budget)
+};
+struct SequentialTraits {
+  using execution_space = Kokkos::DefaultHostExecutionSpace;
+  static constexpr bool host = true;
+  static constexpr int team_size = 1;
+};
+}  // namespace
+
+// The one-team kernel gives each entry of U the sequential algorithm's operations in its order: the same factor
+// to the bit (the host build contracts no multiply-adds into FMAs in either), a solution to a Cholesky's backward
+// error (its substitutions are column-oriented, the sequential ones row-oriented), and the same report when H is not
+// positive definite or not symmetric. q = 300 in f64 takes panels of 8 rows; q = 400 in f64 exceeds the scratch
+// budget and takes the many-launch panels instead.
+TEST_CASE_TEMPLATE("the one-team Cholesky factors like the sequential one", S, double, float) {
+  using Matrix = Kokkos::View<S**, Kokkos::LayoutRight, Kokkos::HostSpace>;
+  using Vector = Kokkos::View<S*, Kokkos::HostSpace>;
+  using Report = Kokkos::View<detail::SolveReport, Kokkos::HostSpace>;
+  const typename OneTeamTraits::execution_space space;
+  for (int q : {1, 7, 16, 17, 40, 91, 300, 400}) {
+    for (int kind = 0; kind < 3; ++kind) {  // 0: positive definite, 1: indefinite, 2: not symmetric
+      CAPTURE(q);
+      CAPTURE(kind);
+      std::mt19937_64 rng(7 * q + kind);
+      std::normal_distribution<double> normal;
+      const int m = 2 * q + 3;
+      std::vector<double> g(static_cast<size_t>(m) * q);
+      for (auto& v : g) v = normal(rng);
+      Matrix a("a", q, q), f_team("f_team", q, q), f_seq("f_seq", q, q);
+      Vector rhs("rhs", q), x_team("x_team", q), x_seq("x_seq", q);
+      Report r_team("r_team"), r_seq("r_seq");
+      for (int i = 0; i < q; ++i) {
+        rhs(i) = static_cast<S>(normal(rng));
+        for (int j = 0; j < q; ++j) {
+          double sum = 0;
+          for (int r = 0; r < m; ++r) sum += g[static_cast<size_t>(r) * q + i] * g[static_cast<size_t>(r) * q + j];
+          a(i, j) = static_cast<S>(sum / m + (i == j ? 1e-3 : 0.0));
+        }
+      }
+      if (kind == 1) a(q / 2, q / 2) = S(-1);
+      if (kind == 2 && q > 1) a(0, q - 1) *= S(1.5);
+      detail::cholesky_solve<OneTeamTraits>(space, a, rhs, f_team, x_team, r_team, q);
+      detail::cholesky_solve<SequentialTraits>(space, a, rhs, f_seq, x_seq, r_seq, q);
+      space.fence();
+      const bool positive_definite = kind == 0 || (kind == 2 && q == 1);
+      CHECK(r_team().method == r_seq().method);
+      CHECK(r_team().method == (positive_definite ? detail::solve_by_cholesky : detail::solve_by_lu));
+      if (!positive_definite) continue;
+      int differ = 0;
+      for (int i = 0; i < q; ++i)
+        for (int j = i; j < q; ++j) differ += f_team(i, j) == f_seq(i, j) ? 0 : 1;
+      CHECK(differ == 0);
+      Values av(static_cast<size_t>(q) * q), xv(q), gv(q);
+      for (int i = 0; i < q; ++i) {
+        xv[i] = x_team(i);
+        gv[i] = rhs(i);
+        for (int j = 0; j < q; ++j) av[static_cast<size_t>(i) * q + j] = a(i, j);
+      }
+      check_backward_error(av, xv, gv, q, std::numeric_limits<S>::epsilon());
+    }
+  }
+}
+
 // The host factor runs by panels of rows (dense_solve.hpp, factor_upper) only to read the trailing rows less often:
 // every entry must still get the unblocked algorithm's operations in its order, so the factor is bitwise the same.
 // q spans one panel, a panel and one row, several panels with a partial last one, and the wide shape's 257.
