@@ -27,7 +27,7 @@ namespace rh::detail {
 // rows below take the panel's updates, four rows of U at a time, along their rows (contiguous: a host thread
 // vectorizes them). Every entry still receives u(m, i)·u(m, j) for m = 0, 1, … one at a time, as in the unblocked
 // algorithm, so the factor is bitwise the same; the blocking only reads the trailing rows once per panel instead of
-// once per column (q = 257 f64 on one core: 0.81 → 0.55 ms). False on a pivot that is not > 0 (or NaN): the matrix
+// once per column (rh_solve_bench, Serial, q = 257 f64: 1.7 → 0.9 ms; docs/performance.md). False on a pivot that is not > 0 (or NaN): the matrix
 // is not (numerically) positive definite.
 template <class Block>
 KOKKOS_INLINE_FUNCTION bool factor_upper(const Block& u, int o, int b) {
