@@ -908,6 +908,71 @@ detail::BatchScalars scalars_of(const Problem& pr) {
 
 }  // namespace
 
+// The finish kernels sum each field (LineSearchSums) or chain of terms (EvaluationSums) on a thread of its own; these
+// fail if a field is added without a name, two names share a field, or a chain drops a term.
+TEST_CASE("LineSearchSums::field names every field once, in the order operator+= adds them") {
+  using Sums = detail::LineSearchSums;
+  static_assert(sizeof(Sums) == Sums::fields * sizeof(double), "every member of LineSearchSums is a field");
+  Sums a, b;
+  for (int e = 0; e < Sums::fields; ++e) {
+    a.field(e) = e + 1.0;
+    b.field(e) = 100.0 * (e + 1.0);
+  }
+  CHECK(a.base == 1.0);
+  CHECK(a.linear == 2.0);
+  CHECK(a.square == 3.0);
+  CHECK(a.noise == 4.0);
+  for (int k = 0; k < detail::line_search_steps; ++k) CHECK(a.crossing[k] == 5.0 + k);
+  a += b;
+  const Sums& c = a;
+  for (int e = 0; e < Sums::fields; ++e) CHECK(c.field(e) == 101.0 * (e + 1.0));
+}
+
+TEST_CASE("EvaluationSums: the chains of coefficient terms together add every term") {
+  detail::for_each_type(detail::Penalties{}, [&](auto tag) {
+    using Penalty = typename decltype(tag)::type;
+    using Sums = detail::EvaluationSums<Penalty>;
+    CAPTURE(Penalty::name);
+    std::mt19937_64 gen(7);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::vector<Sums> terms(37);
+    Sums direct;
+    for (Sums& t : terms) {
+      t.quad = u(gen);
+      t.step2 = u(gen);
+      t.cand2 = u(gen);
+      detail::CoefficientInputs in;
+      in.cand = u(gen);
+      in.cur = u(gen);
+      in.tilde = u(gen);
+      in.grad = u(gen);
+      in.delta = in.cand - in.tilde;
+      in.step = in.cand - in.cur;
+      in.penalized = 1.0;
+      Penalty::coefficient_terms(in, t.penalty);
+      direct.quad += t.quad;
+      direct.step2 += t.step2;
+      direct.cand2 += t.cand2;
+      direct.penalty.add(t.penalty);
+    }
+    Sums chained;
+    for (int chain = 0; chain < Sums::term_chains; ++chain) {
+      Sums one;
+      for (const Sums& t : terms) one.add_terms(chain, t);
+      chained.copy_terms(chain, one);
+    }
+    CHECK(chained.quad == direct.quad);
+    CHECK(chained.step2 == direct.step2);
+    CHECK(chained.cand2 == direct.cand2);
+    if constexpr (std::is_same_v<Penalty, detail::penalty::L1>) {
+      CHECK(chained.penalty.hist == direct.penalty.hist);
+      CHECK(chained.penalty.gstep == direct.penalty.gstep);
+      CHECK(chained.penalty.l1 == direct.penalty.l1);
+      CHECK(direct.penalty.l1 > 0.0);
+    }
+  });
+}
+
 // Lever 1 of issue 12: one pass prices every step. The reference evaluates F_b directly at each rounded candidate
 // (ref::evaluate); the pass must agree with it to the rounding of such an evaluation, take the same decision
 // wherever the reference's decision is not itself a matter of rounding, and decide these clear-cut searches itself.

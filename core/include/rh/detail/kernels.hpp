@@ -230,6 +230,10 @@ struct LineSearchRows {
 // the chunks' LineSearchSums (in chunk order) and the quadratic term ½δᵀJδ with δ = β − β̃ − t·d, which is
 // ½δ₀ᵀJδ₀ − ½t(dᵀJδ₀ + δ₀ᵀJd) + ½t²·dᵀJd; the first step whose F_b does not exceed F_b(β) is accepted, its candidate
 // β − t·d written to `cand` (as MakeCandidate would), and the LineSearch result left for the one readback.
+// Every sum is a chain in a fixed order (chunks, then coefficients, in index order), but the independent chains
+// run on different threads: on a GPU one thread summing them all in turn waited on ≈ 4,000 dependent loads
+// (128 chunks × 31 fields) and took most of the kernel's 67 µs at q = 91 (docs/evidence/h200-finish-kernels.md).
+// The sums are the same either way, on every space.
 template <class Space, class S, class VView, class MView, class SumsView, class DView, class StatusView,
           class ResultView>
 struct FinishLineSearch {
@@ -237,34 +241,55 @@ struct FinishLineSearch {
   VView cur, dir, tilde, cand;
   MView info;
   SumsView chunk_sums;
-  DView terms;  // 3 per coefficient: δ₀ⱼ(Jδ₀)ⱼ, dⱼ(Jδ₀)ⱼ + δ₀ⱼ(Jd)ⱼ, dⱼ(Jd)ⱼ
+  DView work;  // work_size(q): δ₀ and d in double (q each), then 3 per coefficient: δ₀ⱼ(Jδ₀)ⱼ, dⱼ(Jδ₀)ⱼ + δ₀ⱼ(Jd)ⱼ, dⱼ(Jd)ⱼ
   StatusView solve_status;
   ResultView result;
   long long q, chunks;
   double inv_n, eps;  // eps: machine epsilon of the dtype S
+  static long long work_size(long long q) { return 5 * q; }
+  // Team scratch: the chunks' total, field by field, then the three coefficient sums.
+  static constexpr int shared_doubles = LineSearchSums::fields + 3;
+  static size_t scratch_bytes() { return shared_doubles * sizeof(double); }
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const long long j) {
+    double* shared = static_cast<double*>(team.team_shmem().get_shmem(scratch_bytes()));
+    double* const total_fields = shared;
+    double* const coefficient_sums = shared + LineSearchSums::fields;  // quad, cross, dir_quad
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const long long k) {
+      work(k) = static_cast<double>(cur(k)) - static_cast<double>(tilde(k));
+      work(q + k) = static_cast<double>(dir(k));
+    });
+    team.team_barrier();
+    // Threads 0 … q−1: row j of Jδ₀ and Jd; the next LineSearchSums::fields threads: one field over the chunks.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q + LineSearchSums::fields), [&](const long long j) {
+      if (j >= q) {
+        const int e = static_cast<int>(j - q);
+        double sum = 0.0;
+        for (long long ch = 0; ch < chunks; ++ch) sum += chunk_sums(ch).field(e);
+        total_fields[e] = sum;
+        return;
+      }
       double j_delta = 0.0, j_dir = 0.0;
       for (long long k = 0; k < q; ++k) {
         const double jk = static_cast<double>(info(j, k));
-        j_delta += jk * (static_cast<double>(cur(k)) - static_cast<double>(tilde(k)));
-        j_dir += jk * static_cast<double>(dir(k));
+        j_delta += jk * work(k);
+        j_dir += jk * work(q + k);
       }
-      const double delta = static_cast<double>(cur(j)) - static_cast<double>(tilde(j)), d = static_cast<double>(dir(j));
-      terms(3 * j) = delta * j_delta;
-      terms(3 * j + 1) = d * j_delta + delta * j_dir;
-      terms(3 * j + 2) = d * j_dir;
+      const double delta = work(j), d = work(q + j);
+      work(2 * q + 3 * j) = delta * j_delta;
+      work(2 * q + 3 * j + 1) = d * j_delta + delta * j_dir;
+      work(2 * q + 3 * j + 2) = d * j_dir;
+    });
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 3), [&](const int which) {
+      double sum = 0.0;
+      for (long long j = 0; j < q; ++j) sum += work(2 * q + 3 * j + which);
+      coefficient_sums[which] = sum;
     });
     team.team_barrier();
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       LineSearchSums total;
-      for (long long ch = 0; ch < chunks; ++ch) total += chunk_sums(ch);
-      double quad = 0.0, cross = 0.0, dir_quad = 0.0;
-      for (long long j = 0; j < q; ++j) {
-        quad += terms(3 * j);
-        cross += terms(3 * j + 1);
-        dir_quad += terms(3 * j + 2);
-      }
+      for (int e = 0; e < LineSearchSums::fields; ++e) total.field(e) = total_fields[e];
+      const double quad = coefficient_sums[0], cross = coefficient_sums[1], dir_quad = coefficient_sums[2];
       LineSearch out;
       const double at_current = total.base + 0.5 * quad;
       out.objective_current = at_current * inv_n;
@@ -300,15 +325,16 @@ struct FinishLineSearch {
     const S t = static_cast<S>(1.0 / static_cast<double>(1LL << step));
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const long long j) { cand(j) = cur(j) - t * dir(j); });
     team.team_barrier();
-    Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      double step2 = 0.0, cand2 = 0.0;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 2), [&](const int which) {  // ‖cand − β‖², ‖cand‖²
+      double sum = 0.0;
       for (long long j = 0; j < q; ++j) {
-        const double c = static_cast<double>(cand(j)), e = c - static_cast<double>(cur(j));
-        step2 += e * e;
-        cand2 += c * c;
+        const double c = static_cast<double>(cand(j)), e = which == 0 ? c - static_cast<double>(cur(j)) : c;
+        sum += e * e;
       }
-      result().step2 = step2;
-      result().cand2 = cand2;
+      if (which == 0)
+        result().step2 = sum;
+      else
+        result().cand2 = sum;
     });
   }
 };
@@ -395,13 +421,21 @@ struct FinishEvaluation {
       terms(j) = t;
     });
     team.team_barrier();
-    Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      EvaluationSums<Penalty> out;
-      for (long long ch = 0; ch < chunks; ++ch) out.loss += chunk_loss(ch);
-      for (long long j = 0; j < q; ++j) out.add_terms(terms(j));
-      out.solve_status = solve_status().status;
-      out.solve_method = solve_status().method;
-      sums() = out;
+    // The chunks' loss and each chain of coefficient terms, in order, on threads of their own (on a GPU one thread
+    // summing them all in turn waited on every load: 0.15 ms at q = 257, docs/evidence/h200-finish-kernels.md).
+    using Sums = EvaluationSums<Penalty>;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 1 + Sums::term_chains), [&](const int which) {
+      if (which == 0) {
+        double loss = 0.0;
+        for (long long ch = 0; ch < chunks; ++ch) loss += chunk_loss(ch);
+        sums().loss = loss;
+        sums().solve_status = solve_status().status;
+        sums().solve_method = solve_status().method;
+        return;
+      }
+      Sums out;
+      for (long long j = 0; j < q; ++j) out.add_terms(which - 1, terms(j));
+      sums().copy_terms(which - 1, out);
     });
   }
 };
