@@ -16,6 +16,21 @@
 
 namespace rh::detail {
 
+// Σ_{k < count} term(k), added in k order (the same sum on every space), its terms formed eight at a time before
+// they are added: a GPU thread that forms and adds one term at a time waits on each term's loads in turn (one team
+// doing J·δ at q = 257 took 0.17 ms that way, docs/evidence/h200-finish-kernels.md). `Terms` fills t[0..m).
+template <class Terms>
+KOKKOS_INLINE_FUNCTION double in_order_sum(long long count, const Terms& terms) {
+  double sum = 0.0;
+  double t[8];
+  for (long long k = 0; k < count; k += 8) {
+    const int m = count - k < 8 ? static_cast<int>(count - k) : 8;
+    terms(k, m, t);
+    for (int i = 0; i < m; ++i) sum += t[i];
+  }
+  return sum;
+}
+
 // Pass 1 in one read of the caller's arrays: fills the design matrix (and y, w) from any layout and leading
 // dimension and, in the same pass, counts what validation refuses (non-finite X/y/w values, negative weights). Runs
 // on any space that can read the source pointers; a null src_y / src_w means that y / w are already in place (the
@@ -241,15 +256,14 @@ struct FinishLineSearch {
   VView cur, dir, tilde, cand;
   MView info;
   SumsView chunk_sums;
-  DView work;  // work_size(q): δ₀ and d in double (q each), then 3 per coefficient: δ₀ⱼ(Jδ₀)ⱼ, dⱼ(Jδ₀)ⱼ + δ₀ⱼ(Jd)ⱼ, dⱼ(Jd)ⱼ
+  DView work;  // 5q: δ₀ and d in double (q each), then 3 per coefficient: δ₀ⱼ(Jδ₀)ⱼ, dⱼ(Jδ₀)ⱼ + δ₀ⱼ(Jd)ⱼ, dⱼ(Jd)ⱼ
   StatusView solve_status;
   ResultView result;
   long long q, chunks;
   double inv_n, eps;  // eps: machine epsilon of the dtype S
-  static long long work_size(long long q) { return 5 * q; }
   // Team scratch: the chunks' total, field by field, then the three coefficient sums.
   static constexpr int shared_doubles = LineSearchSums::fields + 3;
-  static size_t scratch_bytes() { return shared_doubles * sizeof(double); }
+  KOKKOS_INLINE_FUNCTION static constexpr size_t scratch_bytes() { return shared_doubles * sizeof(double); }
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     double* shared = static_cast<double*>(team.team_shmem().get_shmem(scratch_bytes()));
     double* const total_fields = shared;
@@ -263,16 +277,24 @@ struct FinishLineSearch {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q + LineSearchSums::fields), [&](const long long j) {
       if (j >= q) {
         const int e = static_cast<int>(j - q);
-        double sum = 0.0;
-        for (long long ch = 0; ch < chunks; ++ch) sum += chunk_sums(ch).field(e);
-        total_fields[e] = sum;
+        total_fields[e] = in_order_sum(chunks, [&](const long long c0, const int m, double* t) {
+          for (int i = 0; i < m; ++i) t[i] = chunk_sums(c0 + i).field(e);
+        });
         return;
       }
       double j_delta = 0.0, j_dir = 0.0;
-      for (long long k = 0; k < q; ++k) {
-        const double jk = static_cast<double>(info(j, k));
-        j_delta += jk * work(k);
-        j_dir += jk * work(q + k);
+      for (long long k0 = 0; k0 < q; k0 += 8) {  // loads eight at a time, sums in k order (see in_order_sum)
+        const int m = q - k0 < 8 ? static_cast<int>(q - k0) : 8;
+        double jk[8], delta_k[8], dir_k[8];
+        for (int i = 0; i < m; ++i) {
+          jk[i] = static_cast<double>(info(j, k0 + i));
+          delta_k[i] = work(k0 + i);
+          dir_k[i] = work(q + k0 + i);
+        }
+        for (int i = 0; i < m; ++i) {
+          j_delta += jk[i] * delta_k[i];
+          j_dir += jk[i] * dir_k[i];
+        }
       }
       const double delta = work(j), d = work(q + j);
       work(2 * q + 3 * j) = delta * j_delta;
@@ -281,9 +303,9 @@ struct FinishLineSearch {
     });
     team.team_barrier();
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 3), [&](const int which) {
-      double sum = 0.0;
-      for (long long j = 0; j < q; ++j) sum += work(2 * q + 3 * j + which);
-      coefficient_sums[which] = sum;
+      coefficient_sums[which] = in_order_sum(q, [&](const long long j0, const int m, double* t) {
+        for (int i = 0; i < m; ++i) t[i] = work(2 * q + 3 * (j0 + i) + which);
+      });
     });
     team.team_barrier();
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
@@ -326,11 +348,12 @@ struct FinishLineSearch {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const long long j) { cand(j) = cur(j) - t * dir(j); });
     team.team_barrier();
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 2), [&](const int which) {  // ‖cand − β‖², ‖cand‖²
-      double sum = 0.0;
-      for (long long j = 0; j < q; ++j) {
-        const double c = static_cast<double>(cand(j)), e = which == 0 ? c - static_cast<double>(cur(j)) : c;
-        sum += e * e;
-      }
+      const double sum = in_order_sum(q, [&](const long long j0, const int m, double* t) {
+        for (int i = 0; i < m; ++i) {
+          const double c = static_cast<double>(cand(j0 + i)), e = which == 0 ? c - static_cast<double>(cur(j0 + i)) : c;
+          t[i] = e * e;
+        }
+      });
       if (which == 0)
         result().step2 = sum;
       else
@@ -409,8 +432,9 @@ struct FinishEvaluation {
       c.tilde = static_cast<double>(tilde(j));
       c.grad = static_cast<double>(grad(j));
       c.delta = c.cand - c.tilde;
-      double j_delta = 0.0;
-      for (long long k = 0; k < q; ++k) j_delta += static_cast<double>(info(j, k)) * delta(k);
+      const double j_delta = in_order_sum(q, [&](const long long k0, const int m, double* t) {
+        for (int i = 0; i < m; ++i) t[i] = static_cast<double>(info(j, k0 + i)) * delta(k0 + i);
+      });
       c.step = c.cand - c.cur;
       c.penalized = j < penalized ? 1.0 : 0.0;
       EvaluationSums<Penalty> t;
@@ -426,15 +450,20 @@ struct FinishEvaluation {
     using Sums = EvaluationSums<Penalty>;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 1 + Sums::term_chains), [&](const int which) {
       if (which == 0) {
-        double loss = 0.0;
-        for (long long ch = 0; ch < chunks; ++ch) loss += chunk_loss(ch);
-        sums().loss = loss;
+        sums().loss = in_order_sum(chunks, [&](const long long c0, const int m, double* t) {
+          for (int i = 0; i < m; ++i) t[i] = chunk_loss(c0 + i);
+        });
         sums().solve_status = solve_status().status;
         sums().solve_method = solve_status().method;
         return;
       }
       Sums out;
-      for (long long j = 0; j < q; ++j) out.add_terms(which - 1, terms(j));
+      for (long long j0 = 0; j0 < q; j0 += 8) {  // in coefficient order, loads eight at a time (see in_order_sum)
+        const int m = q - j0 < 8 ? static_cast<int>(q - j0) : 8;
+        Sums t[8];
+        for (int i = 0; i < m; ++i) t[i] = terms(j0 + i);
+        for (int i = 0; i < m; ++i) out.add_terms(which - 1, t[i]);
+      }
       sums().copy_terms(which - 1, out);
     });
   }
@@ -749,10 +778,17 @@ struct ReduceAndAssemble {
     }
     const long long j = e - q * q;
     S u = S(0);
-    for (long long ch = 0; ch < chunks; ++ch) u += partial(ch, q * q + j);
-    double j_delta = 0.0;
-    for (long long k = 0; k < q; ++k)
-      j_delta += static_cast<double>(info(j, k)) * (static_cast<double>(cur(k)) - static_cast<double>(tilde(k)));
+    for (long long ch0 = 0; ch0 < chunks; ch0 += 8) {  // in chunk order, loads eight at a time (see in_order_sum)
+      const int m = chunks - ch0 < 8 ? static_cast<int>(chunks - ch0) : 8;
+      S part[8];
+      for (int i = 0; i < m; ++i) part[i] = partial(ch0 + i, q * q + j);
+      for (int i = 0; i < m; ++i) u += part[i];
+    }
+    const double j_delta = in_order_sum(q, [&](const long long k0, const int m, double* t) {
+      for (int i = 0; i < m; ++i)
+        t[i] = static_cast<double>(info(j, k0 + i)) *
+               (static_cast<double>(cur(k0 + i)) - static_cast<double>(tilde(k0 + i)));
+    });
     const double mj = j < penalized ? 1.0 : 0.0;
     grad(j) = static_cast<S>(
         Penalty::gradient((j_delta - static_cast<double>(u)) * inv_n, historical, mj, static_cast<double>(tilde(j))));
