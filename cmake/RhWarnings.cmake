@@ -10,6 +10,7 @@ function(rh_set_warnings target)
   # the GPU: a host-only FinishLineSearch::scratch_bytes() gave the CUDA line search garbage team scratch while
   # every host test passed. Always an error here (CI builds no CUDA, so this is the only place it is caught).
   if("cuda" IN_LIST RH_SPACES)
-    target_compile_options(${target} PRIVATE "SHELL:-Xcudafe --diag_error=20011" "SHELL:-Xcudafe --diag_error=20014")
+    target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:SHELL:-Xcudafe --diag_error=20011>"
+                                             "$<$<COMPILE_LANGUAGE:CXX>:SHELL:-Xcudafe --diag_error=20014>")
   endif()
 endfunction()
