@@ -257,10 +257,7 @@ struct CholeskyTeam {
   // Scratch per team: half of the 48 KB a CUDA block has without opting in, leaving room for Kokkos' team
   // reductions at 1024 threads. Panels of 32, 16 or 8 rows, the most that fit; none fits from q = 308 (f64).
   static constexpr std::size_t scratch_budget = 24 * 1024;
-  // Trailing entries each thread loads before it updates and stores them: the loads in flight of one thread. The
-  // update is bound by their latency (one team, one SM); 4 → 16 took q = 257 f64 from 0.73 to … ms on the H200
-  // (docs/evidence/h200-finish-kernels.md).
-  static constexpr int unroll = 16;
+  static constexpr int unroll = 4;  // trailing entries each thread loads before it stores: loads in flight
   MView a, f;
   VView rhs, sol;
   ReportView report;
@@ -282,17 +279,8 @@ struct CholeskyTeam {
     for (int k = 0; k < q; k += nb) {
       const int b = q - k < nb ? q - k : nb;
       const MView& from = k == 0 ? a : f;  // f's rows are first written by the first panel's write-back and update
-      for (int e0 = t; e0 < b * q; e0 += unroll * nt) {  // the panel's upper part, `unroll` loads in flight
-        Scalar v[unroll] = {};
-        for (int u = 0; u < unroll; ++u) {
-          const int e = e0 + u * nt;
-          if (e < b * q && e % q >= k + e / q) v[u] = from(k + e / q, e % q);
-        }
-        for (int u = 0; u < unroll; ++u) {
-          const int e = e0 + u * nt;
-          if (e < b * q && e % q >= k + e / q) p(e / q, e % q) = v[u];
-        }
-      }
+      for (int e = t; e < b * q; e += nt)
+        if (e % q >= k + e / q) p(e / q, e % q) = from(k + e / q, e % q);
       team.team_barrier();
       if (!factor_panel(team, p, y, k, b)) return;
       for (int e = t; e < b * q; e += nt)

@@ -16,21 +16,6 @@
 
 namespace rh::detail {
 
-// Σ_{k < count} term(k), added in k order (the same sum on every space), its terms formed eight at a time before
-// they are added: a GPU thread that forms and adds one term at a time waits on each term's loads in turn (one team
-// doing J·δ at q = 257 took 0.17 ms that way, docs/evidence/h200-finish-kernels.md). `Terms` fills t[0..m).
-template <class Terms>
-KOKKOS_INLINE_FUNCTION double in_order_sum(long long count, const Terms& terms) {
-  double sum = 0.0;
-  double t[8];
-  for (long long k = 0; k < count; k += 8) {
-    const int m = count - k < 8 ? static_cast<int>(count - k) : 8;
-    terms(k, m, t);
-    for (int i = 0; i < m; ++i) sum += t[i];
-  }
-  return sum;
-}
-
 // Pass 1 in one read of the caller's arrays: fills the design matrix (and y, w) from any layout and leading
 // dimension and, in the same pass, counts what validation refuses (non-finite X/y/w values, negative weights). Runs
 // on any space that can read the source pointers; a null src_y / src_w means that y / w are already in place (the
@@ -245,10 +230,6 @@ struct LineSearchRows {
 // the chunks' LineSearchSums (in chunk order) and the quadratic term ½δᵀJδ with δ = β − β̃ − t·d, which is
 // ½δ₀ᵀJδ₀ − ½t(dᵀJδ₀ + δ₀ᵀJd) + ½t²·dᵀJd; the first step whose F_b does not exceed F_b(β) is accepted, its candidate
 // β − t·d written to `cand` (as MakeCandidate would), and the LineSearch result left for the one readback.
-// Every sum is a chain in a fixed order (chunks, then coefficients, in index order), but the independent chains
-// run on different threads: on a GPU one thread summing them all in turn waited on ≈ 4,000 dependent loads
-// (128 chunks × 31 fields) and took most of the kernel's 67 µs at q = 91 (docs/evidence/h200-finish-kernels.md).
-// The sums are the same either way, on every space.
 template <class Space, class S, class VView, class MView, class SumsView, class DView, class StatusView,
           class ResultView>
 struct FinishLineSearch {
@@ -256,62 +237,34 @@ struct FinishLineSearch {
   VView cur, dir, tilde, cand;
   MView info;
   SumsView chunk_sums;
-  DView work;  // 5q: δ₀ and d in double (q each), then 3 per coefficient: δ₀ⱼ(Jδ₀)ⱼ, dⱼ(Jδ₀)ⱼ + δ₀ⱼ(Jd)ⱼ, dⱼ(Jd)ⱼ
+  DView terms;  // 3 per coefficient: δ₀ⱼ(Jδ₀)ⱼ, dⱼ(Jδ₀)ⱼ + δ₀ⱼ(Jd)ⱼ, dⱼ(Jd)ⱼ
   StatusView solve_status;
   ResultView result;
   long long q, chunks;
   double inv_n, eps;  // eps: machine epsilon of the dtype S
-  // Team scratch: the chunks' total, field by field, then the three coefficient sums.
-  static constexpr int shared_doubles = LineSearchSums::fields + 3;
-  KOKKOS_INLINE_FUNCTION static constexpr size_t scratch_bytes() { return shared_doubles * sizeof(double); }
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
-    double* shared = static_cast<double*>(team.team_shmem().get_shmem(scratch_bytes()));
-    double* const total_fields = shared;
-    double* const coefficient_sums = shared + LineSearchSums::fields;  // quad, cross, dir_quad
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const long long k) {
-      work(k) = static_cast<double>(cur(k)) - static_cast<double>(tilde(k));
-      work(q + k) = static_cast<double>(dir(k));
-    });
-    team.team_barrier();
-    // Threads 0 … q−1: row j of Jδ₀ and Jd; the next LineSearchSums::fields threads: one field over the chunks.
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q + LineSearchSums::fields), [&](const long long j) {
-      if (j >= q) {
-        const int e = static_cast<int>(j - q);
-        total_fields[e] = in_order_sum(chunks, [&](const long long c0, const int m, double* t) {
-          for (int i = 0; i < m; ++i) t[i] = chunk_sums(c0 + i).field(e);
-        });
-        return;
-      }
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const long long j) {
       double j_delta = 0.0, j_dir = 0.0;
-      for (long long k0 = 0; k0 < q; k0 += 8) {  // loads eight at a time, sums in k order (see in_order_sum)
-        const int m = q - k0 < 8 ? static_cast<int>(q - k0) : 8;
-        double jk[8], delta_k[8], dir_k[8];
-        for (int i = 0; i < m; ++i) {
-          jk[i] = static_cast<double>(info(j, k0 + i));
-          delta_k[i] = work(k0 + i);
-          dir_k[i] = work(q + k0 + i);
-        }
-        for (int i = 0; i < m; ++i) {
-          j_delta += jk[i] * delta_k[i];
-          j_dir += jk[i] * dir_k[i];
-        }
+      for (long long k = 0; k < q; ++k) {
+        const double jk = static_cast<double>(info(j, k));
+        j_delta += jk * (static_cast<double>(cur(k)) - static_cast<double>(tilde(k)));
+        j_dir += jk * static_cast<double>(dir(k));
       }
-      const double delta = work(j), d = work(q + j);
-      work(2 * q + 3 * j) = delta * j_delta;
-      work(2 * q + 3 * j + 1) = d * j_delta + delta * j_dir;
-      work(2 * q + 3 * j + 2) = d * j_dir;
-    });
-    team.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 3), [&](const int which) {
-      coefficient_sums[which] = in_order_sum(q, [&](const long long j0, const int m, double* t) {
-        for (int i = 0; i < m; ++i) t[i] = work(2 * q + 3 * (j0 + i) + which);
-      });
+      const double delta = static_cast<double>(cur(j)) - static_cast<double>(tilde(j)), d = static_cast<double>(dir(j));
+      terms(3 * j) = delta * j_delta;
+      terms(3 * j + 1) = d * j_delta + delta * j_dir;
+      terms(3 * j + 2) = d * j_dir;
     });
     team.team_barrier();
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       LineSearchSums total;
-      for (int e = 0; e < LineSearchSums::fields; ++e) total.field(e) = total_fields[e];
-      const double quad = coefficient_sums[0], cross = coefficient_sums[1], dir_quad = coefficient_sums[2];
+      for (long long ch = 0; ch < chunks; ++ch) total += chunk_sums(ch);
+      double quad = 0.0, cross = 0.0, dir_quad = 0.0;
+      for (long long j = 0; j < q; ++j) {
+        quad += terms(3 * j);
+        cross += terms(3 * j + 1);
+        dir_quad += terms(3 * j + 2);
+      }
       LineSearch out;
       const double at_current = total.base + 0.5 * quad;
       out.objective_current = at_current * inv_n;
@@ -347,17 +300,15 @@ struct FinishLineSearch {
     const S t = static_cast<S>(1.0 / static_cast<double>(1LL << step));
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const long long j) { cand(j) = cur(j) - t * dir(j); });
     team.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 2), [&](const int which) {  // ‖cand − β‖², ‖cand‖²
-      const double sum = in_order_sum(q, [&](const long long j0, const int m, double* t) {
-        for (int i = 0; i < m; ++i) {
-          const double c = static_cast<double>(cand(j0 + i)), e = which == 0 ? c - static_cast<double>(cur(j0 + i)) : c;
-          t[i] = e * e;
-        }
-      });
-      if (which == 0)
-        result().step2 = sum;
-      else
-        result().cand2 = sum;
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      double step2 = 0.0, cand2 = 0.0;
+      for (long long j = 0; j < q; ++j) {
+        const double c = static_cast<double>(cand(j)), e = c - static_cast<double>(cur(j));
+        step2 += e * e;
+        cand2 += c * c;
+      }
+      result().step2 = step2;
+      result().cand2 = cand2;
     });
   }
 };
@@ -432,9 +383,8 @@ struct FinishEvaluation {
       c.tilde = static_cast<double>(tilde(j));
       c.grad = static_cast<double>(grad(j));
       c.delta = c.cand - c.tilde;
-      const double j_delta = in_order_sum(q, [&](const long long k0, const int m, double* t) {
-        for (int i = 0; i < m; ++i) t[i] = static_cast<double>(info(j, k0 + i)) * delta(k0 + i);
-      });
+      double j_delta = 0.0;
+      for (long long k = 0; k < q; ++k) j_delta += static_cast<double>(info(j, k)) * delta(k);
       c.step = c.cand - c.cur;
       c.penalized = j < penalized ? 1.0 : 0.0;
       EvaluationSums<Penalty> t;
@@ -445,26 +395,13 @@ struct FinishEvaluation {
       terms(j) = t;
     });
     team.team_barrier();
-    // The chunks' loss and each chain of coefficient terms, in order, on threads of their own (on a GPU one thread
-    // summing them all in turn waited on every load: 0.15 ms at q = 257, docs/evidence/h200-finish-kernels.md).
-    using Sums = EvaluationSums<Penalty>;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 1 + Sums::term_chains), [&](const int which) {
-      if (which == 0) {
-        sums().loss = in_order_sum(chunks, [&](const long long c0, const int m, double* t) {
-          for (int i = 0; i < m; ++i) t[i] = chunk_loss(c0 + i);
-        });
-        sums().solve_status = solve_status().status;
-        sums().solve_method = solve_status().method;
-        return;
-      }
-      Sums out;
-      for (long long j0 = 0; j0 < q; j0 += 8) {  // in coefficient order, loads eight at a time (see in_order_sum)
-        const int m = q - j0 < 8 ? static_cast<int>(q - j0) : 8;
-        Sums t[8];
-        for (int i = 0; i < m; ++i) t[i] = terms(j0 + i);
-        for (int i = 0; i < m; ++i) out.add_terms(which - 1, t[i]);
-      }
-      sums().copy_terms(which - 1, out);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      EvaluationSums<Penalty> out;
+      for (long long ch = 0; ch < chunks; ++ch) out.loss += chunk_loss(ch);
+      for (long long j = 0; j < q; ++j) out.add_terms(terms(j));
+      out.solve_status = solve_status().status;
+      out.solve_method = solve_status().method;
+      sums() = out;
     });
   }
 };
@@ -778,17 +715,10 @@ struct ReduceAndAssemble {
     }
     const long long j = e - q * q;
     S u = S(0);
-    for (long long ch0 = 0; ch0 < chunks; ch0 += 8) {  // in chunk order, loads eight at a time (see in_order_sum)
-      const int m = chunks - ch0 < 8 ? static_cast<int>(chunks - ch0) : 8;
-      S part[8];
-      for (int i = 0; i < m; ++i) part[i] = partial(ch0 + i, q * q + j);
-      for (int i = 0; i < m; ++i) u += part[i];
-    }
-    const double j_delta = in_order_sum(q, [&](const long long k0, const int m, double* t) {
-      for (int i = 0; i < m; ++i)
-        t[i] = static_cast<double>(info(j, k0 + i)) *
-               (static_cast<double>(cur(k0 + i)) - static_cast<double>(tilde(k0 + i)));
-    });
+    for (long long ch = 0; ch < chunks; ++ch) u += partial(ch, q * q + j);
+    double j_delta = 0.0;
+    for (long long k = 0; k < q; ++k)
+      j_delta += static_cast<double>(info(j, k)) * (static_cast<double>(cur(k)) - static_cast<double>(tilde(k)));
     const double mj = j < penalized ? 1.0 : 0.0;
     grad(j) = static_cast<S>(
         Penalty::gradient((j_delta - static_cast<double>(u)) * inv_n, historical, mj, static_cast<double>(tilde(j))));

@@ -71,14 +71,6 @@ struct LineSearchSums {
       for (int k = 0; k < line_search_steps; ++k, t *= 0.5) crossing[k] += w * (huber_loss(r + t * u, tau) - at_r);
     }
   }
-  // The fields above in order, one at a time: FinishLineSearch sums the chunks field by field, one thread each.
-  static constexpr int fields = 4 + line_search_steps;
-  KOKKOS_INLINE_FUNCTION double& field(int e) {
-    return e == 0 ? base : e == 1 ? linear : e == 2 ? square : e == 3 ? noise : crossing[e - 4];
-  }
-  KOKKOS_INLINE_FUNCTION double field(int e) const {
-    return e == 0 ? base : e == 1 ? linear : e == 2 ? square : e == 3 ? noise : crossing[e - 4];
-  }
   KOKKOS_INLINE_FUNCTION void operator+=(const LineSearchSums& o) {
     base += o.base;
     linear += o.linear;
@@ -201,7 +193,7 @@ class Passes {
   // Where a line search leaves its per-chunk sums, per-coefficient terms and result.
   struct LineSearchScratch {
     Kokkos::View<LineSearchSums*, memory_space> chunk_sums;
-    DoubleVector work;  // FinishLineSearch's: 5 per coefficient
+    DoubleVector terms;
     Kokkos::View<LineSearch, memory_space> result;
     typename Kokkos::View<LineSearch, memory_space>::HostMirror result_host;
     void reserve(const Passes& on, long long chunks, long long q);

@@ -186,7 +186,7 @@ template <class Traits, class S>
 void Passes<Traits, S>::LineSearchScratch::reserve(const Passes& on, long long chunks, long long q) {
   if (static_cast<long long>(chunk_sums.extent(0)) < chunks)
     chunk_sums = Kokkos::View<LineSearchSums*, memory_space>(on.zeroed("rh::line_search_sums"), chunks);
-  if (static_cast<long long>(work.extent(0)) < 5 * q) work = DoubleVector(on.zeroed("rh::line_search_work"), 5 * q);
+  if (static_cast<long long>(terms.extent(0)) < 3 * q) terms = DoubleVector(on.zeroed("rh::line_search_terms"), 3 * q);
   if (!result.data()) {
     Kokkos::View<LineSearch, memory_space> grown(on.zeroed("rh::line_search"));
     result_host = Kokkos::create_mirror_view(grown);
@@ -206,12 +206,10 @@ LineSearch Passes<Traits, S>::line_search(const Rows& rows, const Chunks& chunks
                        LineSearchRows<Traits, S, Design, Vector, SumsView>{
                            rows.x, rows.y, rows.w, rows.r, rows.u, coef.cur, coef.dir, scratch.chunk_sums, n, q,
                            chunks.rows, bs.tau, bs.has_weights});
-  using Finish = FinishLineSearch<execution_space, S, Vector, Matrix, SumsView, DoubleVector, Status,
-                                  Kokkos::View<LineSearch, memory_space>>;
-  Kokkos::parallel_for("rh::line_search_finish",
-                       Kokkos::TeamPolicy<execution_space>(space_, 1, Traits::team_size)
-                           .set_scratch_size(0, Kokkos::PerTeam(Finish::scratch_bytes())),
-                       Finish{coef.cur, coef.dir, coef.tilde, coef.cand, coef.info, scratch.chunk_sums, scratch.work,
+  Kokkos::parallel_for("rh::line_search_finish", Kokkos::TeamPolicy<execution_space>(space_, 1, Traits::team_size),
+                       FinishLineSearch<execution_space, S, Vector, Matrix, SumsView, DoubleVector, Status,
+                                        Kokkos::View<LineSearch, memory_space>>{
+                           coef.cur, coef.dir, coef.tilde, coef.cand, coef.info, scratch.chunk_sums, scratch.terms,
                            solve_status, scratch.result, q, chunks.count, bs.inv_n,
                            static_cast<double>(std::numeric_limits<S>::epsilon())});
   Kokkos::deep_copy(space_, scratch.result_host, scratch.result);  // the one readback of a Newton iteration

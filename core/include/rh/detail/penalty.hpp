@@ -73,21 +73,12 @@ struct EvaluationSums {
   int solve_status = 0;  // status of the last dense solve (SolveStatus), read back with the same copy
   int solve_method = 0;  // and the factorization that produced its direction (SolveMethod)
 
-  // The coefficient terms form independent sums (chains: quad, step2, cand2, the penalty's share), each added in
-  // coefficient order; FinishEvaluation runs each chain on its own thread. add_terms adds one coefficient's terms
-  // (loss and status stay zero) to one chain; copy_terms copies one chain's result.
-  static constexpr int term_chains = 4;
-  KOKKOS_INLINE_FUNCTION void add_terms(int chain, const EvaluationSums& t) {
-    if (chain == 0) quad += t.quad;
-    else if (chain == 1) step2 += t.step2;
-    else if (chain == 2) cand2 += t.cand2;
-    else penalty.add(t.penalty);
-  }
-  KOKKOS_INLINE_FUNCTION void copy_terms(int chain, const EvaluationSums& from) {
-    if (chain == 0) quad = from.quad;
-    else if (chain == 1) step2 = from.step2;
-    else if (chain == 2) cand2 = from.cand2;
-    else penalty = from.penalty;
+  // One coefficient's terms (loss and status stay zero) added field by field, in coefficient order.
+  KOKKOS_INLINE_FUNCTION void add_terms(const EvaluationSums& t) {
+    quad += t.quad;
+    step2 += t.step2;
+    cand2 += t.cand2;
+    penalty.add(t.penalty);
   }
 };
 
