@@ -73,52 +73,130 @@ struct MakeCandidate {
   }
 };
 
-// x_iᵀv, and with Line also x_iᵀv2 and Σ_j |x_ij v_j| beside it (the line search's pass): eight independent
-// partial sums per product, combined in a fixed order, so the loop vectorizes (one running sum is a dependency
-// chain the compiler may not reorder) and every space that runs this code rounds the same way for any thread
-// count.
+// x_iᵀv, and with Line also x_iᵀv2 and Σ_j |x_ij v_j| beside it (the line search's pass): eight partial sums per
+// product, term j always in lane j mod 8, the lanes combined in a fixed order. Every space and every path below
+// rounds the same way for any thread count. Two paths compute exactly these sums:
+//  - row_lanes: the lanes as arrays, for any layout and any compiler (device code, MSVC).
+//  - row_vectors: the lanes as native-width GNU vectors (GCC, Clang; host code, row-major X). GCC 12 vectorizes
+//    row_lanes' block loop across blocks instead (stride-8 loads and shuffles): 3-4x slower at q = 91.
+// tests/unit/test_formulas.cpp checks both against the lanes summed one term at a time, to the bit.
+constexpr int row_lanes_count = 8;
+
+template <class S>
+struct RowDots {
+  S dot = S(0), dot2 = S(0), magnitude = S(0);
+};
+
+template <class S>
+KOKKOS_INLINE_FUNCTION S combine_lanes(const S (&a)[row_lanes_count]) {
+  return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+}
+
+// Term x_j·v_j (and x_j·v2_j, |x_j·v_j|) into lane l.
+template <bool Line, class S>
+KOKKOS_INLINE_FUNCTION void add_to_lane(S (&a)[row_lanes_count], S (&b)[row_lanes_count], S (&m)[row_lanes_count],
+                                        int l, S xj, S vj, S v2j) {
+  const S xv = xj * vj;
+  a[l] += xv;
+  if constexpr (Line) {
+    b[l] += xj * v2j;
+    m[l] += xv < S(0) ? -xv : xv;
+  }
+}
+
+template <bool Line, class S, class At>
+KOKKOS_INLINE_FUNCTION RowDots<S> row_lanes(const At& at, long long q) {
+  constexpr int L = row_lanes_count;
+  S a[L] = {}, b[L] = {}, m[L] = {};
+  long long j = 0;
+  for (; j + L <= q; j += L)
+    for (int l = 0; l < L; ++l) add_to_lane<Line>(a, b, m, l, at.x(j + l), at.v(j + l), at.v2(j + l));
+  for (int l = 0; j < q; ++j, ++l) add_to_lane<Line>(a, b, m, l, at.x(j), at.v(j), at.v2(j));
+  return {combine_lanes(a), combine_lanes(b), combine_lanes(m)};
+}
+
+#if defined(__GNUC__) && !defined(__CUDA_ARCH__)
+#define RH_ROW_VECTORS 1
+// The same lanes in vectors of 16 bytes (32 with AVX): two or four per product, each lane still its own sum.
+template <bool Line, class S>
+inline RowDots<S> row_vectors(const S* row, const S* v, const S* v2, long long q) {
+  constexpr int L = row_lanes_count;
+#if defined(__AVX__)
+  constexpr int bytes = L * sizeof(S) < 32 ? L * sizeof(S) : 32;
+#else
+  constexpr int bytes = 16;
+#endif
+  constexpr int W = bytes / static_cast<int>(sizeof(S)), NV = L / W;
+  typedef S vec __attribute__((vector_size(bytes)));
+  vec a[NV] = {}, b[NV] = {}, m[NV] = {};
+  const auto block = [&](const S* xs, const S* vs, const S* v2s) {
+    for (int k = 0; k < NV; ++k) {
+      vec x, p;
+      __builtin_memcpy(&x, xs + k * W, bytes);  // an unaligned vector load
+      __builtin_memcpy(&p, vs + k * W, bytes);
+      const vec xv = x * p;
+      a[k] += xv;
+      if constexpr (Line) {
+        vec p2;
+        __builtin_memcpy(&p2, v2s + k * W, bytes);
+        b[k] += x * p2;
+        m[k] += xv < S(0) ? -xv : xv;
+      }
+    }
+  };
+  long long j = 0;
+  for (; j + L <= q; j += L) block(row + j, v + j, v2 + j);
+  S la[L], lb[L], lm[L];
+  for (int l = 0; l < L; ++l) {
+    la[l] = a[l / W][l % W];
+    lb[l] = b[l / W][l % W];
+    lm[l] = m[l / W][l % W];
+  }
+  // The last, partial block lane by lane: the same sums in the same order. (Filling vectors from scalars on the
+  // stack instead stalled every row on store-to-load forwarding.)
+  for (int l = 0; j < q; ++j, ++l) add_to_lane<Line>(la, lb, lm, l, row[j], v[j], v2[j]);
+  return {combine_lanes(la), combine_lanes(lb), combine_lanes(lm)};
+}
+#else
+#define RH_ROW_VECTORS 0
+#endif
+
+template <class S>
+struct RowPointers {
+  const S *row, *pv, *pv2;
+  KOKKOS_INLINE_FUNCTION S x(long long j) const { return row[j]; }
+  KOKKOS_INLINE_FUNCTION S v(long long j) const { return pv[j]; }
+  KOKKOS_INLINE_FUNCTION S v2(long long j) const { return pv2[j]; }
+};
+template <class XView, class VView>
+struct RowViews {
+  const XView& xs;
+  const VView &vs, &v2s;
+  long long i;
+  KOKKOS_INLINE_FUNCTION auto x(long long j) const { return xs(i, j); }
+  KOKKOS_INLINE_FUNCTION auto v(long long j) const { return vs(j); }
+  KOKKOS_INLINE_FUNCTION auto v2(long long j) const { return v2s(j); }
+};
+
 template <bool Line, class S, class XView, class VView>
 KOKKOS_INLINE_FUNCTION void row_dots(const XView& x, long long i, const VView& v, const VView& v2, long long q,
                                      S& out, S& out2, S& magnitude) {
-  constexpr int L = 8;
-  S a[L] = {}, b[L] = {}, m[L] = {};
-  long long j = 0;
-  const auto at = [&](long long k) -> S { return x(i, k); };
+  RowDots<S> d;
   if constexpr (std::is_same<typename XView::array_layout, Kokkos::LayoutRight>::value) {
     const S* row = &x(i, 0);
     const S* pv = v.data();
     const S* pv2 = v2.data();
-    for (; j + L <= q; j += L)
-      for (int l = 0; l < L; ++l) {
-        const S xv = row[j + l] * pv[j + l];
-        a[l] += xv;
-        if constexpr (Line) {
-          b[l] += row[j + l] * pv2[j + l];
-          m[l] += xv < S(0) ? -xv : xv;
-        }
-      }
+#if RH_ROW_VECTORS
+    d = row_vectors<Line, S>(row, pv, pv2, q);
+#else
+    d = row_lanes<Line, S>(RowPointers<S>{row, pv, pv2}, q);
+#endif
   } else {
-    for (; j + L <= q; j += L)
-      for (int l = 0; l < L; ++l) {
-        const S xv = at(j + l) * v(j + l);
-        a[l] += xv;
-        if constexpr (Line) {
-          b[l] += at(j + l) * v2(j + l);
-          m[l] += xv < S(0) ? -xv : xv;
-        }
-      }
+    d = row_lanes<Line, S>(RowViews<XView, VView>{x, v, v2, i}, q);
   }
-  for (int l = 0; j < q; ++j, ++l) {
-    const S xv = at(j) * v(j);
-    a[l] += xv;
-    if constexpr (Line) {
-      b[l] += at(j) * v2(j);
-      m[l] += xv < S(0) ? -xv : xv;
-    }
-  }
-  out = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-  out2 = ((b[0] + b[1]) + (b[2] + b[3])) + ((b[4] + b[5]) + (b[6] + b[7]));
-  magnitude = ((m[0] + m[1]) + (m[2] + m[3])) + ((m[4] + m[5]) + (m[6] + m[7]));
+  out = d.dot;
+  out2 = d.dot2;
+  magnitude = d.magnitude;
 }
 template <class S, class XView, class VView>
 KOKKOS_INLINE_FUNCTION S row_dot(const XView& x, long long i, const VView& v, long long q) {
