@@ -56,6 +56,7 @@
 #endif
 
 #include "gram_pass.hpp"
+#include "rh/detail/host_isa.hpp"
 #include "kernel_profile.hpp"
 #include "machine_load.hpp"
 #include "perf_build_info.hpp"
@@ -380,6 +381,7 @@ json build_info() {
           {"engine", "rh"},
           {"library_version", rh::library_version()},
           {"git_revision", RH_GIT_REVISION},
+          {"host_isa", rh::detail::host_isa_name()},
           {"compiler", RH_PERF_COMPILER},
           {"compiler_flags", RH_PERF_CXX_FLAGS},
           {"library_compile_options", RH_PERF_LIBRARY_OPTIONS},

@@ -108,7 +108,8 @@ def fingerprint(worker_info: dict, peer_infos: list[dict]) -> dict:
     """What the measurements depend on. Every section but `library` must match for two records to be compared."""
     spaces = {s["name"]: s["concurrency"] for s in worker_info.get("spaces", []) if s["device_count"] > 0}
     fp = {
-        "library": {"version": worker_info.get("library_version"), "git_revision": worker_info.get("git_revision")},
+        "library": {"version": worker_info.get("library_version"), "git_revision": worker_info.get("git_revision"),
+                    "host_isa": worker_info.get("host_isa")},
         "machine": {"cpu_model": cpu_model(), "nproc": os.cpu_count(), "system": platform.system(),
                     "machine": platform.machine()},
         "build": {k: worker_info.get(k) for k in ("compiler", "compiler_flags", "library_compile_options",
@@ -205,6 +206,8 @@ def fingerprint_line(record: dict) -> str:
     line = (f"{m['cpu_model']}, nproc {m['nproc']}; {b['compiler']} {b['build_type']} {b['compiler_flags']} "
             f"{b['library_compile_options']}".rstrip() + f"; Kokkos {b['kokkos_version']}: {spaces}; "
             f"OMP_NUM_THREADS={t['OMP_NUM_THREADS']} OMP_PROC_BIND={t['OMP_PROC_BIND']}")
+    if fp["library"].get("host_isa"):
+        line += f"; host kernels {fp['library']['host_isa']}"
     if gpu:
         line += (f"; GPU {gpu['name']} (CC {gpu['compute_capability']}, driver {gpu['driver_version']}, runtime "
                  f"{gpu['runtime_version']})")

@@ -168,13 +168,14 @@ void check_row_dots() {
         want[1][j % 8] += xr(i, j) * v2(j);
         want[2][j % 8] += xv < S(0) ? -xv : xv;
       }
-      S dot[2], dot2[2], magnitude[2];
-      detail::row_dots<true, S>(xr, i, v, v2, q, dot[0], dot2[0], magnitude[0]);
-      detail::row_dots<true, S>(xl, i, v, v2, q, dot[1], dot2[1], magnitude[1]);
-      const S plain = detail::row_dot<S>(xr, i, v, q);
+      S dot[3], dot2[3], magnitude[3];  // vectors of 16 bytes, of 32 bytes (the AVX2 copy's width), lane arrays
+      detail::row_dots<true, S, detail::BaselineIsa>(xr, i, v, v2, q, dot[0], dot2[0], magnitude[0]);
+      detail::row_dots<true, S, detail::Avx2Isa>(xr, i, v, v2, q, dot[1], dot2[1], magnitude[1]);
+      detail::row_dots<true, S, detail::BaselineIsa>(xl, i, v, v2, q, dot[2], dot2[2], magnitude[2]);
+      const S plain = detail::row_dot<S, detail::BaselineIsa>(xr, i, v, q);
       CAPTURE(q);
       CAPTURE(i);
-      for (int path = 0; path < 2; ++path) {
+      for (int path = 0; path < 3; ++path) {
         CHECK(bits(dot[path]) == bits(detail::combine_lanes(want[0])));
         CHECK(bits(dot2[path]) == bits(detail::combine_lanes(want[1])));
         CHECK(bits(magnitude[path]) == bits(detail::combine_lanes(want[2])));

@@ -7,7 +7,9 @@ Disassembles each library (objdump -d) and reports every instruction of x86-64-v
 (VEX-encoded), AVX-512 (EVEX, zmm and mask registers), BMI1/BMI2/LZCNT/MOVBE -- outside the functions listed in
 the allow-list. A library built without -march=native has none: any such instruction dies with SIGILL on an older
 CPU. The allow-list (tools/release/runtime_dispatched.txt) names functions that are only called after a run-time
-check of the CPU's features; each line is a demangled function name as objdump prints it.
+check of the CPU's features; each line is a demangled function name as objdump prints it, or a prefix of one
+ending in `*`. An allowed function may hold AVX/AVX2 but no FMA and no AVX-512: the dispatched copies must round
+exactly as the baseline code does (rh/detail/host_isa.hpp).
 Exit status: 0 clean, 1 instructions found, 2 usage or objdump failure.
 """
 
@@ -35,6 +37,10 @@ FUNCTION = re.compile(r"^[0-9a-f]+ <(.+)>:$")
 INSTRUCTION = re.compile(r"^\s*[0-9a-f]+:\s+([a-z][a-z0-9.]*)\s*(.*)$")
 
 
+# Fused multiply-add (FMA3/FMA4): one rounding where the baseline code rounds twice.
+FUSED = re.compile(r"^v(?:fn?m(?:add|sub)|fmaddsub|fmsubadd)")
+
+
 def category(mnemonic, operands):
     """Why an instruction is beyond the baseline, or None."""
     operands = operands.split("#")[0].split("<")[0]   # drop objdump's comments and symbol names ({lambda()#1})
@@ -49,8 +55,13 @@ def category(mnemonic, operands):
     return None
 
 
+def is_allowed(function, allowed):
+    return function in allowed["exact"] or any(function.startswith(prefix) for prefix in allowed["prefixes"])
+
+
 def scan(library, allowed):
-    """{function: Counter of categories} for the functions outside `allowed` that hold such instructions."""
+    """{function: Counter of categories} for the functions outside `allowed` that hold such instructions, and for
+    the allowed ones that hold FMA or AVX-512."""
     process = subprocess.Popen(["objdump", "-d", "-C", "--no-show-raw-insn", library], stdout=subprocess.PIPE,
                                text=True, errors="replace")
     found = collections.defaultdict(collections.Counter)
@@ -61,10 +72,17 @@ def scan(library, allowed):
             function = header.group(1)
             continue
         instruction = INSTRUCTION.match(line)
-        if instruction and function not in allowed:
-            kind = category(instruction.group(1), instruction.group(2))
-            if kind:
-                found[function][kind] += 1
+        if not instruction:
+            continue
+        kind = category(instruction.group(1), instruction.group(2))
+        if not kind:
+            continue
+        if not is_allowed(function, allowed):
+            found[function][kind] += 1
+        elif FUSED.match(instruction.group(1)):
+            found[function]["FMA in a dispatched function"] += 1
+        elif kind == "AVX-512":
+            found[function]["AVX-512 in a dispatched function"] += 1
     if process.wait() != 0:
         raise RuntimeError(f"objdump -d {library} failed")
     return found
@@ -76,7 +94,9 @@ def main():
     parser.add_argument("--allow", default=DEFAULT_ALLOW, help="allow-list of run-time dispatched functions")
     args = parser.parse_args()
     with open(args.allow, encoding="utf-8") as handle:
-        allowed = {line.rstrip("\n") for line in handle if line.strip() and not line.startswith("#")}
+        names = [line.rstrip("\n") for line in handle if line.strip() and not line.startswith("#")]
+    allowed = {"exact": {name for name in names if not name.endswith("*")},
+               "prefixes": [name[:-1] for name in names if name.endswith("*")]}
     failed = False
     for library in args.libraries:
         try:
@@ -89,7 +109,8 @@ def main():
             total.update(counts)
         name = os.path.basename(library)
         if not found:
-            print(f"ok   {name}: no instruction beyond baseline x86-64 ({len(allowed)} allowed dispatched functions)")
+            print(f"ok   {name}: no instruction beyond baseline x86-64 outside the dispatched functions "
+                  f"({len(names)} allow-list entries), and no FMA or AVX-512 in those")
             continue
         failed = True
         print(f"FAIL {name}: {sum(total.values())} instructions beyond baseline x86-64 in {len(found)} functions "

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "rh/detail/compat.hpp"
+#include "rh/detail/host_isa.hpp"
 #include "rh/detail/method.hpp"
 #include "rh/detail/passes.hpp"
 
@@ -77,7 +78,7 @@ struct MakeCandidate {
 // product, term j always in lane j mod 8, the lanes combined in a fixed order. Every space and every path below
 // rounds the same way for any thread count. Two paths compute exactly these sums:
 //  - row_lanes: the lanes as arrays, for any layout and any compiler (device code, MSVC).
-//  - row_vectors: the lanes as native-width GNU vectors (GCC, Clang; host code, row-major X). GCC 12 vectorizes
+//  - row_vectors: the lanes as GNU vectors of the host ISA's width (GCC, Clang; host code, row-major X). GCC 12 vectorizes
 //    row_lanes' block loop across blocks instead (stride-8 loads and shuffles): 3-4x slower at q = 91.
 // tests/unit/test_formulas.cpp checks both against the lanes summed one term at a time, to the bit.
 constexpr int row_lanes_count = 8;
@@ -117,15 +118,11 @@ KOKKOS_INLINE_FUNCTION RowDots<S> row_lanes(const At& at, long long q) {
 
 #if defined(__GNUC__) && !defined(__CUDA_ARCH__)
 #define RH_ROW_VECTORS 1
-// The same lanes in vectors of 16 bytes (32 with AVX): two or four per product, each lane still its own sum.
-template <bool Line, class S>
+// The same lanes in vectors of Isa::vector_bytes (at most the 8 lanes): each lane still its own sum.
+template <bool Line, class S, class Isa>
 inline RowDots<S> row_vectors(const S* row, const S* v, const S* v2, long long q) {
   constexpr int L = row_lanes_count;
-#if defined(__AVX__)
-  constexpr int bytes = L * sizeof(S) < 32 ? L * sizeof(S) : 32;
-#else
-  constexpr int bytes = 16;
-#endif
+  constexpr int bytes = L * sizeof(S) < Isa::vector_bytes ? L * sizeof(S) : Isa::vector_bytes;
   constexpr int W = bytes / static_cast<int>(sizeof(S)), NV = L / W;
   typedef S vec __attribute__((vector_size(bytes)));
   vec a[NV] = {}, b[NV] = {}, m[NV] = {};
@@ -178,7 +175,7 @@ struct RowViews {
   KOKKOS_INLINE_FUNCTION auto v2(long long j) const { return v2s(j); }
 };
 
-template <bool Line, class S, class XView, class VView>
+template <bool Line, class S, class Isa, class XView, class VView>
 KOKKOS_INLINE_FUNCTION void row_dots(const XView& x, long long i, const VView& v, const VView& v2, long long q,
                                      S& out, S& out2, S& magnitude) {
   RowDots<S> d;
@@ -187,7 +184,7 @@ KOKKOS_INLINE_FUNCTION void row_dots(const XView& x, long long i, const VView& v
     const S* pv = v.data();
     const S* pv2 = v2.data();
 #if RH_ROW_VECTORS
-    d = row_vectors<Line, S>(row, pv, pv2, q);
+    d = row_vectors<Line, S, Isa>(row, pv, pv2, q);
 #else
     d = row_lanes<Line, S>(RowPointers<S>{row, pv, pv2}, q);
 #endif
@@ -198,10 +195,10 @@ KOKKOS_INLINE_FUNCTION void row_dots(const XView& x, long long i, const VView& v
   out2 = d.dot2;
   magnitude = d.magnitude;
 }
-template <class S, class XView, class VView>
+template <class S, class Isa, class XView, class VView>
 KOKKOS_INLINE_FUNCTION S row_dot(const XView& x, long long i, const VView& v, long long q) {
   S out, unused, unused_too;
-  row_dots<false, S>(x, i, v, v, q, out, unused, unused_too);
+  row_dots<false, S, Isa>(x, i, v, v, q, out, unused, unused_too);
   return out;
 }
 
@@ -223,8 +220,9 @@ struct EvaluateRows {
   S tau, h;
   bool has_w, gradient;
   bool weights;  // write s_i, c_i (false: the objective only, the row weights stay those of the current point)
+  template <class Isa = BaselineIsa>
   KOKKOS_INLINE_FUNCTION S row(long long i, double& acc) const {
-    const S r = y(i) - row_dot<S>(x, i, cand, q);
+    const S r = y(i) - row_dot<S, Isa>(x, i, cand, q);
     const S wi = has_w ? w(i) : S(1);
     acc += static_cast<double>(wi * huber_loss(r, tau));
     const S si = wi * huber_score(r, tau);
@@ -240,16 +238,18 @@ struct EvaluateRows {
     const long long r1 = r0 + rows_per_chunk < n ? r0 + rows_per_chunk : n;
     double loss = 0.0;
     if constexpr (Traits::host) {  // one thread per chunk: the gradient is an axpy per row while it is in cache
-      S* g = gradient ? &partial(chunk, q * q) : nullptr;
-      if (g)
-        for (long long j = 0; j < q; ++j) g[j] = S(0);
-      for (long long i = r0; i < r1; ++i) {
-        const S si = row(i, loss);
-        if (g) {
-          const S* xi = &x(i, 0);
-          for (long long j = 0; j < q; ++j) g[j] += si * xi[j];
+      run_host_isa([&](auto isa) {
+        S* g = gradient ? &partial(chunk, q * q) : nullptr;
+        if (g)
+          for (long long j = 0; j < q; ++j) g[j] = S(0);
+        for (long long i = r0; i < r1; ++i) {
+          const S si = row<decltype(isa)>(i, loss);
+          if (g) {
+            const S* xi = &x(i, 0);
+            for (long long j = 0; j < q; ++j) g[j] += si * xi[j];
+          }
         }
-      }
+      });
     } else {
       Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, r0, r1),
                               [&](const long long i, double& acc) { row(i, acc); }, loss);
@@ -278,9 +278,10 @@ struct LineSearchRows {
   long long n, q, rows_per_chunk;
   double tau;
   bool has_w;
+  template <class Isa = BaselineIsa>
   KOKKOS_INLINE_FUNCTION void row(long long i, LineSearchSums& acc) const {
     S fit, step, magnitude;
-    row_dots<true, S>(x, i, beta, dir, q, fit, step, magnitude);
+    row_dots<true, S, Isa>(x, i, beta, dir, q, fit, step, magnitude);
     const S ri = y(i) - fit;
     r(i) = ri;
     u(i) = step;
@@ -295,7 +296,9 @@ struct LineSearchRows {
     const long long r1 = r0 + rows_per_chunk < n ? r0 + rows_per_chunk : n;
     LineSearchSums sums;
     if constexpr (Traits::host) {  // one thread per chunk: rows in order
-      for (long long i = r0; i < r1; ++i) row(i, sums);
+      run_host_isa([&](auto isa) {
+        for (long long i = r0; i < r1; ++i) row<decltype(isa)>(i, sums);
+      });
     } else {
       Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, r0, r1),
                               [&](const long long i, LineSearchSums& acc) { row(i, acc); }, sums);
@@ -561,7 +564,7 @@ struct GramGradient {
       a = job - pairs;
     }
     if constexpr (Traits::host) {
-      host_block(chunk, r0, r1, gram, a, b);
+      run_host_isa([&](auto isa) { host_block<decltype(isa)>(chunk, r0, r1, gram, a, b); });
     } else if constexpr (R == 1) {
       team_block(team, chunk, r0, r1, gram, a, b);
     } else {
@@ -572,10 +575,12 @@ struct GramGradient {
   // Host path (tile = host_tile, row-major X). Blocks of 4 output rows × 16 columns stay in registers while the
   // chunk's rows stream past: 64 multiply-adds per row for 16 + 4 loads. Rows are read 16 wide even where q ends
   // inside the tile (the extra lanes are discarded); the engine pads the design buffer so the last row can be.
+  template <class Isa>
   KOKKOS_INLINE_FUNCTION void host_block(long long chunk, long long r0, long long r1, bool gram, int a, int b) const {
     static_assert(std::is_same<typename XView::array_layout, Kokkos::LayoutRight>::value,
                   "the host Gram path reads row-major X");
-    constexpr int T = host_tile, J = 4, KB = static_cast<int>(32 / sizeof(S));
+    constexpr int T = host_tile, J = 4, KB = static_cast<int>(2 * Isa::vector_bytes / sizeof(S));
+    static_assert(T % KB == 0, "a sweep covers whole columns of the block");
     const S* base = x.data();
     const long long ja = a * static_cast<long long>(T), kb = b * static_cast<long long>(T);
     const int jmax = static_cast<int>(q - ja < T ? q - ja : T);
@@ -595,9 +600,8 @@ struct GramGradient {
     const long long m = delta ? list : r1 - r0;
     if (m == 0) return;  // nothing changed: the partial stays
     // The whole T × T block of this tile pair accumulates in `acc` (on the stack, in L1); J × KB entries of it at
-    // a time (two 16-byte vectors per output row) sit in registers while a block of host_gram_rows rows streams
-    // past: they fit in the 16 vector registers of the baseline x86-64 ISA, where J × T spilled to memory on every
-    // row. Each block of rows is read from memory once per tile pair and from L1 for the other (J, KB) sweeps,
+    // a time (two vectors of the ISA per output row) sit in registers while a block of host_gram_rows rows streams
+    // past: they fit in the 16 vector registers of x86-64, where J × T spilled to memory on every row. Each block of rows is read from memory once per tile pair and from L1 for the other (J, KB) sweeps,
     // however tall the chunk. Each entry still adds its rows' products in row order to one accumulator, so the
     // result is the same to the bit.
     S acc[T][T] = {};

@@ -1,0 +1,51 @@
+// The instruction set the host kernels' inner loops run with. On x86-64, GCC and Clang compile them twice: for the
+// baseline ISA (SSE2) and for AVX2, and the AVX2 copy runs where the CPU has it (docs/performance.md, "Host kernels
+// and the CPU"). AVX2 without FMA: no multiply-add is contracted, and every sum keeps its order and lanes, so the
+// two copies give the same bits; results do not depend on the CPU (tests/parity checks both copies).
+// RH_HOST_ISA=baseline in the environment keeps the baseline copy.
+#pragma once
+#include <Kokkos_Core.hpp>
+
+namespace rh::detail {
+
+struct BaselineIsa {
+  static constexpr int vector_bytes = 16;
+};
+struct Avx2Isa {
+  static constexpr int vector_bytes = 32;
+};
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__AVX2__) && !defined(__NVCC__) && !defined(__CUDA_ARCH__)
+#define RH_HOST_AVX2_DISPATCH 1
+bool host_avx2_enabled();  // the CPU has AVX2 and RH_HOST_ISA is not "baseline" (read once; core/src/host_isa.cpp)
+
+// flatten: everything f calls is inlined here and compiled for AVX2 (a function without the attribute may be
+// inlined into one with it, not the other way round).
+template <class F>
+__attribute__((target("avx2"), flatten)) void run_avx2(const F& f) {
+  f(Avx2Isa{});
+}
+#else
+#define RH_HOST_AVX2_DISPATCH 0
+#endif
+
+// "avx2" or "baseline": what the host kernels of this process run with (for records and reports).
+const char* host_isa_name();
+
+// f(isa) with the ISA this process's host kernels use. A build for an AVX2 CPU (-march) uses it everywhere.
+template <class F>
+KOKKOS_INLINE_FUNCTION void run_host_isa(const F& f) {
+#if RH_HOST_AVX2_DISPATCH
+  if (host_avx2_enabled()) {
+    run_avx2(f);
+    return;
+  }
+  f(BaselineIsa{});
+#elif defined(__AVX2__)
+  f(Avx2Isa{});
+#else
+  f(BaselineIsa{});
+#endif
+}
+
+}  // namespace rh::detail
