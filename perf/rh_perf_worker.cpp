@@ -56,7 +56,12 @@
 #endif
 
 #include "gram_pass.hpp"
+#if __has_include("rh/detail/host_isa.hpp")  // tools/rh ab builds this worker against older library revisions too
 #include "rh/detail/host_isa.hpp"
+#define RH_PERF_HOST_ISA rh::detail::host_isa_name()
+#else
+#define RH_PERF_HOST_ISA "baseline"
+#endif
 #include "kernel_profile.hpp"
 #include "machine_load.hpp"
 #include "perf_build_info.hpp"
@@ -381,7 +386,7 @@ json build_info() {
           {"engine", "rh"},
           {"library_version", rh::library_version()},
           {"git_revision", RH_GIT_REVISION},
-          {"host_isa", rh::detail::host_isa_name()},
+          {"host_isa", RH_PERF_HOST_ISA},
           {"compiler", RH_PERF_COMPILER},
           {"compiler_flags", RH_PERF_CXX_FLAGS},
           {"library_compile_options", RH_PERF_LIBRARY_OPTIONS},
