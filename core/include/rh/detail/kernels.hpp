@@ -79,7 +79,7 @@ struct MakeCandidate {
 // rounds the same way for any thread count. Two paths compute exactly these sums:
 //  - row_lanes: the lanes as arrays, for any layout and any compiler (device code, MSVC).
 //  - row_vectors: the lanes as GNU vectors of the host ISA's width (GCC, Clang; host code, row-major X). GCC 12 vectorizes
-//    row_lanes' block loop across blocks instead (stride-8 loads and shuffles): 3-4x slower at q = 91.
+//    row_lanes' block loop across blocks instead (stride-8 loads and shuffles): 2.5-4x slower at q = 91 (f64-f32).
 // tests/unit/test_formulas.cpp checks both against the lanes summed one term at a time, to the bit.
 constexpr int row_lanes_count = 8;
 
@@ -158,13 +158,6 @@ inline RowDots<S> row_vectors(const S* row, const S* v, const S* v2, long long q
 #define RH_ROW_VECTORS 0
 #endif
 
-template <class S>
-struct RowPointers {
-  const S *row, *pv, *pv2;
-  KOKKOS_INLINE_FUNCTION S x(long long j) const { return row[j]; }
-  KOKKOS_INLINE_FUNCTION S v(long long j) const { return pv[j]; }
-  KOKKOS_INLINE_FUNCTION S v2(long long j) const { return pv2[j]; }
-};
 template <class XView, class VView>
 struct RowViews {
   const XView& xs;
@@ -179,18 +172,12 @@ template <bool Line, class S, class Isa, class XView, class VView>
 KOKKOS_INLINE_FUNCTION void row_dots(const XView& x, long long i, const VView& v, const VView& v2, long long q,
                                      S& out, S& out2, S& magnitude) {
   RowDots<S> d;
-  if constexpr (std::is_same<typename XView::array_layout, Kokkos::LayoutRight>::value) {
-    const S* row = &x(i, 0);
-    const S* pv = v.data();
-    const S* pv2 = v2.data();
 #if RH_ROW_VECTORS
-    d = row_vectors<Line, S, Isa>(row, pv, pv2, q);
-#else
-    d = row_lanes<Line, S>(RowPointers<S>{row, pv, pv2}, q);
+  if constexpr (std::is_same<typename XView::array_layout, Kokkos::LayoutRight>::value)
+    d = row_vectors<Line, S, Isa>(&x(i, 0), v.data(), v2.data(), q);
+  else
 #endif
-  } else {
     d = row_lanes<Line, S>(RowViews<XView, VView>{x, v, v2, i}, q);
-  }
   out = d.dot;
   out2 = d.dot2;
   magnitude = d.magnitude;
