@@ -1,6 +1,7 @@
 // The device-callable formulas of the method (rh/detail/method.hpp) evaluated inside a kernel on every space and
 // dtype: against the golden points of docs/method.md §2, and against the same formulas called on the host.
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <cmath>
 #include <array>
 #include <cstring>
@@ -191,4 +192,174 @@ TEST_CASE("row dot products: the vector path and the lane arrays give the lanes'
 #endif
   check_row_dots<double>();
   check_row_dots<float>();
+}
+
+#if RH_ROW_BLOCKS
+// The row blocks of the host row passes (rh/detail/kernels.hpp RowBlock, and LineSearchSums::RowTerms on vectors):
+// W rows at once must give each row's sums, loss, score and curvature, and its line-search terms, to the bit.
+namespace {
+
+template <class S>
+unsigned long long bits_of(S a) {
+  unsigned long long b = 0;
+  std::memcpy(&b, &a, sizeof a);
+  return b;
+}
+
+template <class S>
+S draw_value(std::mt19937_64& gen) {  // magnitudes over ten decades, exact zeros of both signs
+  std::normal_distribution<double> normal;
+  const double u = normal(gen);
+  if (u > 2.2) return S(0.0);
+  if (u < -2.2) return S(-0.0);
+  return static_cast<S>(normal(gen) * std::pow(10.0, 5.0 * normal(gen) / 2.0));
+}
+
+template <class S, class Isa>
+void check_block_dots() {
+  using Block = detail::RowBlock<S, Isa>;
+  constexpr int W = Block::W;
+  std::mt19937_64 gen(11);
+  for (long long q : {1LL, 3LL, 7LL, 8LL, 9LL, 16LL, 17LL, 33LL, 63LL, 91LL, 257LL}) {
+    const long long n = 2 * W;
+    std::vector<S> x(static_cast<size_t>(n * q + detail::host_gram_tile), S(0)), v(static_cast<size_t>(q)),
+        v2(static_cast<size_t>(q));
+    for (auto& e : x) e = draw_value<S>(gen);
+    for (int k = 0; k < detail::host_gram_tile; ++k)  // the masked last block reads the padding and must ignore it
+      x[static_cast<size_t>(n * q + k)] = k % 2 ? std::numeric_limits<S>::infinity() : std::numeric_limits<S>::quiet_NaN();
+    for (long long j = 0; j < q; ++j) {
+      v[static_cast<size_t>(j)] = draw_value<S>(gen);
+      v2[static_cast<size_t>(j)] = draw_value<S>(gen);
+    }
+    const Block block(v.data(), v2.data(), q);
+    for (long long i0 = 0; i0 < n; i0 += W) {
+      typename Block::vec dot, dot2, magnitude, plain, unused;
+      block.template dots<true>(x.data() + i0 * q, q, dot, dot2, magnitude);
+      block.template dots<false>(x.data() + i0 * q, q, plain, unused, unused);
+      for (int r = 0; r < W; ++r) {
+        S want[3][detail::row_lanes_count] = {};
+        for (long long j = 0; j < q; ++j) {
+          const S xj = x[static_cast<size_t>((i0 + r) * q + j)];
+          const S xv = xj * v[static_cast<size_t>(j)];
+          want[0][j % 8] += xv;
+          want[1][j % 8] += xj * v2[static_cast<size_t>(j)];
+          want[2][j % 8] += xv < S(0) ? -xv : xv;
+        }
+        CAPTURE(q);
+        CAPTURE(r);
+        CHECK(bits_of(dot[r]) == bits_of(detail::combine_lanes(want[0])));
+        CHECK(bits_of(dot2[r]) == bits_of(detail::combine_lanes(want[1])));
+        CHECK(bits_of(magnitude[r]) == bits_of(detail::combine_lanes(want[2])));
+        CHECK(bits_of(plain[r]) == bits_of(dot[r]));
+      }
+    }
+  }
+}
+
+// Residuals around every point where a formula changes its piece (0, ±τ, ±τ ± h), and random ones.
+template <class S>
+std::vector<S> residuals(S tau, S h, std::mt19937_64& gen) {
+  std::vector<S> r = {S(0), S(-0.0), tau, -tau, tau + h, tau - h, -tau + h, -tau - h, S(1e30), S(-1e30)};
+  const size_t edges = r.size();
+  for (size_t k = 0; k < edges; ++k) {
+    r.push_back(std::nextafter(r[k], S(1e38)));
+    r.push_back(std::nextafter(r[k], S(-1e38)));
+  }
+  for (int k = 0; k < 200; ++k) r.push_back(draw_value<S>(gen));
+  while (r.size() % 8 != 0) r.push_back(S(0.5));
+  return r;
+}
+
+template <class S, class Isa>
+void check_block_formulas() {
+  using Block = detail::RowBlock<S, Isa>;
+  constexpr int W = Block::W;
+  std::mt19937_64 gen(13);
+  for (const auto& [tau, h] : std::vector<std::pair<S, S>>{{S(1.345), S(0.1)}, {S(0.5), S(0.9)}, {S(2), S(0)}}) {
+    const std::vector<S> r = residuals(tau, h, gen);
+    for (size_t i = 0; i < r.size(); i += W) {
+      typename Block::vec rv, loss, score, curvature;
+      Block::load(&r[i], rv);
+      Block::loss(rv, tau, loss);
+      Block::score(rv, tau, score);
+      Block::curvature(rv, tau, h, curvature);
+      for (int e = 0; e < W; ++e) {
+        CAPTURE(r[i + e]);
+        CAPTURE(tau);
+        CHECK(bits_of(loss[e]) == bits_of(detail::huber_loss(r[i + e], tau)));
+        CHECK(bits_of(score[e]) == bits_of(detail::huber_score(r[i + e], tau)));
+        CHECK(bits_of(curvature[e]) == bits_of(detail::smoothed_curvature(r[i + e], tau, h)));
+      }
+    }
+  }
+}
+
+template <class Isa>
+void check_block_line_search_terms() {
+  using Block = detail::RowBlock<float, Isa>;
+  using dvec = typename Block::dvec;
+  constexpr int DW = Block::double_lanes;
+  using Terms = detail::LineSearchSums::RowTerms<double>;
+  using VectorTerms = detail::LineSearchSums::RowTerms<dvec>;
+  std::mt19937_64 gen(17);
+  const double tau = 1.345;
+  const std::vector<double> r = residuals<double>(tau, 0.0, gen);
+  std::vector<double> u = r;
+  std::shuffle(u.begin(), u.end(), gen);
+  for (size_t k = 0; k < u.size(); k += 3) u[k] = tau - r[k];  // segments ending on ±τ exactly
+  int crossing = 0, quadratic = 0, beyond = 0;
+  for (size_t i = 0; i + DW <= r.size(); i += DW) {
+    dvec w, rv, uv, tv, mv;
+    for (int e = 0; e < DW; ++e) {
+      w[e] = (i + e) % 5 == 0 ? 0.0 : 0.5 + static_cast<double>((i + e) % 7);
+      rv[e] = r[i + e];
+      uv[e] = u[i + e];
+      tv[e] = tau;
+      mv[e] = std::fabs(r[i + e]) + 3.0;
+    }
+    const VectorTerms got(w, rv, uv, tv, mv);
+    for (int e = 0; e < DW; ++e) {
+      const Terms want(w[e], rv[e], uv[e], tau, mv[e]);
+      CAPTURE(rv[e]);
+      CAPTURE(uv[e]);
+      CHECK(bits_of(got.linear[e]) == bits_of(want.linear));
+      CHECK(bits_of(got.square[e]) == bits_of(want.square));
+      CHECK(bits_of(got.noise[e]) == bits_of(want.noise));
+      CHECK((got.crosses[e] != 0) == static_cast<bool>(want.crosses));
+      crossing += want.crosses ? 1 : 0;
+      quadratic += !want.crosses && want.square != 0 ? 1 : 0;
+      beyond += !want.crosses && want.square == 0 && want.linear != 0 ? 1 : 0;
+    }
+  }
+  CHECK(crossing > 10);  // every zone is exercised
+  CHECK(quadratic > 10);
+  CHECK(beyond > 10);
+}
+
+}  // namespace
+#endif
+
+TEST_CASE("row blocks: W rows at once give each row's sums, formulas and line-search terms to the bit") {
+#if defined(__GNUC__) && !defined(__NVCC__)
+  CHECK(RH_ROW_BLOCKS == 1);  // GCC and Clang take the block path; were it dropped, the comparisons would be empty
+#endif
+#if RH_ROW_BLOCKS
+  check_block_dots<double, detail::BaselineIsa>();
+  check_block_dots<float, detail::BaselineIsa>();
+  check_block_formulas<double, detail::BaselineIsa>();
+  check_block_formulas<float, detail::BaselineIsa>();
+  check_block_line_search_terms<detail::BaselineIsa>();
+#if RH_HOST_AVX2_DISPATCH
+  if (detail::host_avx2_enabled()) {  // the AVX2 copy's widths, compiled for AVX2
+    detail::run_avx2([](auto isa) {
+      using Isa = decltype(isa);
+      check_block_dots<double, Isa>();
+      check_block_dots<float, Isa>();
+      check_block_formulas<double, Isa>();
+      check_block_formulas<float, Isa>();
+      check_block_line_search_terms<Isa>();
+    });
+  }
+#endif
+#endif
 }

@@ -53,23 +53,44 @@ struct LineSearchSums {
   double square = 0.0;  // Σ w u² (quadratic rows)
   double noise = 0.0;   // Σ (w·|ψ(r)|·Σ_j |x_ij β_j|)²: the variance scale of the loss's rounding, over ε²
   double crossing[line_search_steps] = {};  // Σ w (ρ(r + t_k u) − ρ(r)) over the rows crossing ±τ
+  // A row's terms of linear, square and noise, and whether it crosses ±τ, for one row (D = double) or for a vector
+  // of rows (D a GNU vector of doubles: the row blocks of LineSearchRows, the same operations lane by lane). The
+  // zone is chosen by selects, not branches (which rows are quadratic is data, not predictable); a row adds −0.0 to
+  // the sums it takes no part in, which leaves any sum as it was (s + (−0.0) = s for every s, +0.0 included).
+  template <class D>
+  struct RowTerms {
+    D linear, square, noise;
+    decltype(D() < D()) crosses;  // bool, or a lane mask
+    KOKKOS_INLINE_FUNCTION RowTerms(D w, D r, D u, D tau, D magnitude) {
+      const D zero{}, none = -zero;
+      const D end = r + u;  // the residual at t = 1
+      const D a0 = r < zero ? -r : r, a1 = end < zero ? -end : end;
+      const D score = w * (a0 < tau ? a0 : tau) * magnitude;
+      noise = score * score;
+      const auto quadratic = (a0 <= tau) & (a1 <= tau);
+      const auto beyond = ((r > tau) & (end > tau)) | ((r < -tau) & (end < -tau));
+      linear = quadratic ? w * r * u : (beyond ? w * tau * (r > zero ? u : -u) : none);
+      square = quadratic ? w * u * u : none;
+      crosses = (quadratic | beyond) == 0;
+    }
+  };
   // loss: the row's w·ρ(r) as EvaluateRows computes it; magnitude: Σ_j |x_ij β_j| + |y_i|.
   KOKKOS_INLINE_FUNCTION void add_row(double w, double r, double u, double tau, double loss, double magnitude) {
-    const double end = r + u;  // the residual at t = 1
-    const double a0 = r < 0 ? -r : r, a1 = end < 0 ? -end : end;
+    const RowTerms<double> t(w, r, u, tau, magnitude);
+    add_terms(loss, t.linear, t.square, t.noise);
+    if (t.crosses) add_crossing(w, r, u, tau);
+  }
+  KOKKOS_INLINE_FUNCTION void add_terms(double loss, double linear_term, double square_term, double noise_term) {
     base += loss;
-    const double score = w * (a0 < tau ? a0 : tau) * magnitude;
-    noise += score * score;
-    if (a0 <= tau && a1 <= tau) {
-      linear += w * r * u;
-      square += w * u * u;
-    } else if ((r > tau && end > tau) || (r < -tau && end < -tau)) {
-      linear += w * tau * (r > 0 ? u : -u);
-    } else {
-      const double at_r = huber_loss(r, tau);
-      double t = 1.0;
-      for (int k = 0; k < line_search_steps; ++k, t *= 0.5) crossing[k] += w * (huber_loss(r + t * u, tau) - at_r);
-    }
+    linear += linear_term;
+    square += square_term;
+    noise += noise_term;
+  }
+  // A row whose segment crosses ±τ, step by step.
+  KOKKOS_INLINE_FUNCTION void add_crossing(double w, double r, double u, double tau) {
+    const double at_r = huber_loss(r, tau);
+    double t = 1.0;
+    for (int k = 0; k < line_search_steps; ++k, t *= 0.5) crossing[k] += w * (huber_loss(r + t * u, tau) - at_r);
   }
   KOKKOS_INLINE_FUNCTION void operator+=(const LineSearchSums& o) {
     base += o.base;
