@@ -244,9 +244,10 @@ struct RowBlock {
       for (long long j = 0; j < full; j += L)
 #pragma GCC unroll 8
         for (int k = 0; k < NV; ++k) {
-          vec xs, vk, v2k;
+          vec xs, vk;
           load(x + j + k * W, xs);
           load(v + j + k * W, vk);
+          vec v2k = vk;
           if constexpr (Line) load(v2 + j + k * W, v2k);
           add(r * NV + k, xs, vk, v2k);
         }
@@ -681,15 +682,13 @@ struct FinishEvaluation {
       delta(k) = static_cast<double>(cand(k)) - static_cast<double>(tilde(k));
     });
     team.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const long long j) {
+    const auto finish = [&](const long long j, const double j_delta) {  // j_delta: (Jδ)_j, summed over k in order
       CoefficientInputs c;
       c.cand = static_cast<double>(cand(j));
       c.cur = static_cast<double>(cur(j));
       c.tilde = static_cast<double>(tilde(j));
       c.grad = static_cast<double>(grad(j));
       c.delta = c.cand - c.tilde;
-      double j_delta = 0.0;
-      for (long long k = 0; k < q; ++k) j_delta += static_cast<double>(info(j, k)) * delta(k);
       c.step = c.cand - c.cur;
       c.penalized = j < penalized ? 1.0 : 0.0;
       EvaluationSums<Penalty> t;
@@ -698,7 +697,27 @@ struct FinishEvaluation {
       t.cand2 = c.cand * c.cand;
       Penalty::coefficient_terms(c, t.penalty);
       terms(j) = t;
-    });
+    };
+    const auto j_delta = [&](const long long j) {
+      double sum = 0.0;
+      for (long long k = 0; k < q; ++k) sum += static_cast<double>(info(j, k)) * delta(k);
+      return sum;
+    };
+    long long first = 0;
+    if constexpr (std::is_same<typename Space::memory_space, Kokkos::HostSpace>::value) {
+      // One host thread: eight coefficients' sums side by side, each still over k in order. One sum at a time is a
+      // chain of q dependent additions (q = 257: 0.05-0.07 ms per evaluation, 11-17 % of a wide L1 stream).
+      constexpr int G = 8;
+      for (; first + G <= q; first += G) {
+        double sums_j[G] = {};
+        for (long long k = 0; k < q; ++k) {
+          const double dk = delta(k);
+          for (int e = 0; e < G; ++e) sums_j[e] += static_cast<double>(info(first + e, k)) * dk;
+        }
+        for (int e = 0; e < G; ++e) finish(first + e, sums_j[e]);
+      }
+    }
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, first, q), [&](const long long j) { finish(j, j_delta(j)); });
     team.team_barrier();
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       EvaluationSums<Penalty> out;

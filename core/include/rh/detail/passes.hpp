@@ -61,7 +61,7 @@ struct LineSearchSums {
   struct RowTerms {
     D linear, square, noise;
     decltype(D() < D()) crosses;  // bool, or a lane mask
-    KOKKOS_INLINE_FUNCTION RowTerms(D w, D r, D u, D tau, D magnitude) {
+    KOKKOS_INLINE_FUNCTION RowTerms(const D& w, const D& r, const D& u, const D& tau, const D& magnitude) {
       const D zero{}, none = -zero;
       const D end = r + u;  // the residual at t = 1
       const D a0 = r < zero ? -r : r, a1 = end < zero ? -end : end;
