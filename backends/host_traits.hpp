@@ -23,7 +23,7 @@ struct HostTraits {
   static constexpr int stage_rows = 32;
   // Row chunks: the count depends only on n and q (Passes::chunks_for), never on the thread count, so results
   // are bitwise identical for any number of OpenMP threads. 64 teams keep a many-core host busy.
-  static constexpr long long min_chunks = 16;
+  static constexpr long long min_chunks = 8;
   static constexpr long long max_chunks = 64;
   // Host arrays are read in place: no staging (the members exist for the concept).
   using staging_space = Kokkos::HostSpace;

@@ -1020,9 +1020,14 @@ KOKKOS_INLINE_FUNCTION S gram_entry(const PView& partial, long long chunks, long
   return g;
 }
 
-// The Newton system from the summed Gram G and data gradient u (docs/method.md §4, §5). Index e < q·q is entry
-// (j, k) of H = (G + J)/N + ridge·I; e = q·q + j is g_j = (−u + J(β − β̃))_j/N plus the penalty's term. The
+// The Newton system from the summed Gram G and data gradient u (docs/method.md §4, §5). Index e < hessian_items
+// builds H = (G + J)/N + ridge·I; e = hessian_items + j is g_j = (−u + J(β − β̃))_j/N plus the penalty's term. The
 // gradient alone (proximal solver) launches only the last q indices: the Gram partials are stale then.
+// A device takes one entry (j, k) per index, in row order (coalesced). A host takes two rows of G's upper triangle
+// per index (rows p and q − 1 − p: the same work for every index) and sums each row's chunk partials chunk after
+// chunk, along the row, writing both H(j, k) and H(k, j): one entry at a time instead, each a chain of loads from
+// `chunks` matrices (16 × q² values at q = 257) with the lower triangle's read q values apart, took 0.6-0.7 ms per
+// launch at q = 257. Every entry is the same sum in the same order either way.
 template <class S, class Penalty, class VView, class MView, class PView>
 struct ReduceAndAssemble {
   PView partial;
@@ -1030,15 +1035,43 @@ struct ReduceAndAssemble {
   VView grad, cur, tilde;
   long long q, chunks, penalized;
   double inv_n, ridge, historical;
+  bool by_rows;  // host
+  KOKKOS_INLINE_FUNCTION static long long hessian_items(long long q, bool by_rows) {
+    return by_rows ? (q + 1) / 2 : q * q;
+  }
+  KOKKOS_INLINE_FUNCTION S entry(double g, long long j, long long k) const {
+    return static_cast<S>((g + static_cast<double>(info(j, k))) * inv_n + (j == k ? ridge : 0.0));
+  }
+  KOKKOS_INLINE_FUNCTION void upper_row(long long j) const {
+    constexpr int B = 256;  // columns per segment
+    S g[B];
+    for (long long k0 = j; k0 < q; k0 += B) {
+      const int m = static_cast<int>(q - k0 < B ? q - k0 : B);
+      for (int t = 0; t < m; ++t) g[t] = S(0);
+      for (long long ch = 0; ch < chunks; ++ch) {
+        const S* row = &partial(ch, j * q + k0);
+        for (int t = 0; t < m; ++t) g[t] += row[t];
+      }
+      for (int t = 0; t < m; ++t) {
+        const long long k = k0 + t;
+        hessian(j, k) = entry(static_cast<double>(g[t]), j, k);
+        if (k != j) hessian(k, j) = entry(static_cast<double>(g[t]), k, j);
+      }
+    }
+  }
   KOKKOS_INLINE_FUNCTION void operator()(const long long e) const {
-    if (e < q * q) {
+    const long long items = hessian_items(q, by_rows);
+    if (e < items) {
+      if (by_rows) {
+        upper_row(e);
+        if (q - 1 - e != e) upper_row(q - 1 - e);
+        return;
+      }
       const long long j = e / q, k = e % q;
-      const S g = gram_entry<S>(partial, chunks, q, j, k);
-      hessian(j, k) = static_cast<S>((static_cast<double>(g) + static_cast<double>(info(j, k))) * inv_n +
-                                     (j == k ? ridge : 0.0));
+      hessian(j, k) = entry(static_cast<double>(gram_entry<S>(partial, chunks, q, j, k)), j, k);
       return;
     }
-    const long long j = e - q * q;
+    const long long j = e - items;
     S u = S(0);
     for (long long ch = 0; ch < chunks; ++ch) u += partial(ch, q * q + j);
     double j_delta = 0.0;

@@ -338,11 +338,13 @@ void PenaltyPasses<Traits, S, Penalty>::assemble(bool with_hessian, const Partia
                                                  const Coefficients& coef, const BatchScalars& bs,
                                                  const Matrix& hessian) const {
   const long long q = coef.cur.extent(0);
+  using Kernel = ReduceAndAssemble<S, Penalty, Vector, Matrix, Partial>;
+  const bool by_rows = Traits::host;
+  const long long items = Kernel::hessian_items(q, by_rows);
   Kokkos::parallel_for("rh::reduce_assemble",
-                       Kokkos::RangePolicy<typename Base::execution_space>(base_.space(), with_hessian ? 0 : q * q, q * q + q),
-                       ReduceAndAssemble<S, Penalty, Vector, Matrix, Partial>{
-                           partial, coef.info, hessian, coef.grad, coef.cur, coef.tilde, q, chunks.count,
-                           bs.penalized, bs.inv_n, bs.ridge, bs.historical});
+                       Kokkos::RangePolicy<typename Base::execution_space>(base_.space(), with_hessian ? 0 : items, items + q),
+                       Kernel{partial, coef.info, hessian, coef.grad, coef.cur, coef.tilde, q, chunks.count,
+                              bs.penalized, bs.inv_n, bs.ridge, bs.historical, by_rows});
 }
 
 template <class Traits, class S, class Penalty>
