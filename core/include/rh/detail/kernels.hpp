@@ -1020,14 +1020,36 @@ KOKKOS_INLINE_FUNCTION S gram_entry(const PView& partial, long long chunks, long
   return g;
 }
 
+// Host: row j of G's upper triangle, each entry the chunks' partials summed in chunk order as gram_entry sums them,
+// but chunk after chunk along the row; f(k, g_jk) for k = j … q − 1. With the rows taken in pairs (p, q − 1 − p) every
+// index of a launch over (q + 1) / 2 has the same work. One entry at a time instead is a chain of loads from `chunks`
+// matrices, the lower triangle's q values apart: 0.6-0.7 ms per launch at q = 257, 16 chunks.
+template <class S, class PView, class F>
+KOKKOS_INLINE_FUNCTION void gram_upper_row(const PView& partial, long long chunks, long long q, long long j, const F& f) {
+  constexpr int B = 256;  // columns per segment
+  S g[B];
+  for (long long k0 = j; k0 < q; k0 += B) {
+    const int m = static_cast<int>(q - k0 < B ? q - k0 : B);
+    for (int t = 0; t < m; ++t) g[t] = S(0);
+    for (long long ch = 0; ch < chunks; ++ch) {
+      const S* row = &partial(ch, j * q + k0);
+      for (int t = 0; t < m; ++t) g[t] += row[t];
+    }
+    for (int t = 0; t < m; ++t) f(k0 + t, g[t]);
+  }
+}
+KOKKOS_INLINE_FUNCTION long long paired_rows(long long q) { return (q + 1) / 2; }
+template <class F>
+KOKKOS_INLINE_FUNCTION void for_paired_rows(long long p, long long q, const F& row) {
+  row(p);
+  if (q - 1 - p != p) row(q - 1 - p);
+}
+
 // The Newton system from the summed Gram G and data gradient u (docs/method.md §4, §5). Index e < hessian_items
 // builds H = (G + J)/N + ridge·I; e = hessian_items + j is g_j = (−u + J(β − β̃))_j/N plus the penalty's term. The
-// gradient alone (proximal solver) launches only the last q indices: the Gram partials are stale then.
-// A device takes one entry (j, k) per index, in row order (coalesced). A host takes two rows of G's upper triangle
-// per index (rows p and q − 1 − p: the same work for every index) and sums each row's chunk partials chunk after
-// chunk, along the row, writing both H(j, k) and H(k, j): one entry at a time instead, each a chain of loads from
-// `chunks` matrices (16 × q² values at q = 257) with the lower triangle's read q values apart, took 0.6-0.7 ms per
-// launch at q = 257. Every entry is the same sum in the same order either way.
+// gradient alone (proximal solver) launches only the last q indices: the Gram partials are stale then. A device
+// takes one entry (j, k) per index, in row order (coalesced); a host two rows of G's upper triangle (gram_upper_row),
+// writing both H(j, k) and H(k, j). Every entry is the same sum in the same order either way.
 template <class S, class Penalty, class VView, class MView, class PView>
 struct ReduceAndAssemble {
   PView partial;
@@ -1037,34 +1059,21 @@ struct ReduceAndAssemble {
   double inv_n, ridge, historical;
   bool by_rows;  // host
   KOKKOS_INLINE_FUNCTION static long long hessian_items(long long q, bool by_rows) {
-    return by_rows ? (q + 1) / 2 : q * q;
+    return by_rows ? paired_rows(q) : q * q;
   }
   KOKKOS_INLINE_FUNCTION S entry(double g, long long j, long long k) const {
     return static_cast<S>((g + static_cast<double>(info(j, k))) * inv_n + (j == k ? ridge : 0.0));
-  }
-  KOKKOS_INLINE_FUNCTION void upper_row(long long j) const {
-    constexpr int B = 256;  // columns per segment
-    S g[B];
-    for (long long k0 = j; k0 < q; k0 += B) {
-      const int m = static_cast<int>(q - k0 < B ? q - k0 : B);
-      for (int t = 0; t < m; ++t) g[t] = S(0);
-      for (long long ch = 0; ch < chunks; ++ch) {
-        const S* row = &partial(ch, j * q + k0);
-        for (int t = 0; t < m; ++t) g[t] += row[t];
-      }
-      for (int t = 0; t < m; ++t) {
-        const long long k = k0 + t;
-        hessian(j, k) = entry(static_cast<double>(g[t]), j, k);
-        if (k != j) hessian(k, j) = entry(static_cast<double>(g[t]), k, j);
-      }
-    }
   }
   KOKKOS_INLINE_FUNCTION void operator()(const long long e) const {
     const long long items = hessian_items(q, by_rows);
     if (e < items) {
       if (by_rows) {
-        upper_row(e);
-        if (q - 1 - e != e) upper_row(q - 1 - e);
+        for_paired_rows(e, q, [&](long long j) {
+          gram_upper_row<S>(partial, chunks, q, j, [&](long long k, S g) {
+            hessian(j, k) = entry(static_cast<double>(g), j, k);
+            if (k != j) hessian(k, j) = entry(static_cast<double>(g), k, j);
+          });
+        });
         return;
       }
       const long long j = e / q, k = e % q;
@@ -1089,7 +1098,17 @@ struct CommitInformation {
   PView partial;
   MView info, info_new;
   long long q, chunks;
+  bool by_rows;  // host: over paired_rows(q) indices, as ReduceAndAssemble; device: over q·q entries
   KOKKOS_INLINE_FUNCTION void operator()(const long long e) const {
+    if (by_rows) {
+      for_paired_rows(e, q, [&](long long j) {
+        gram_upper_row<S>(partial, chunks, q, j, [&](long long k, S g) {
+          info_new(j, k) = info(j, k) + g;
+          if (k != j) info_new(k, j) = info(k, j) + g;
+        });
+      });
+      return;
+    }
     const long long j = e / q, k = e % q;
     info_new(j, k) = info(j, k) + gram_entry<S>(partial, chunks, q, j, k);
   }
@@ -1103,7 +1122,21 @@ struct CommitScoreVariance {
   MView score, score_new;
   long long q, chunks;
   bool inference;
+  bool by_rows;  // as CommitInformation
   KOKKOS_INLINE_FUNCTION void operator()(const long long e) const {
+    if (by_rows) {
+      for_paired_rows(e, q, [&](long long j) {
+        if (!inference) {
+          for (long long k = j; k < q; ++k) score_new(j, k) = score_new(k, j) = S(0);
+          return;
+        }
+        gram_upper_row<S>(partial, chunks, q, j, [&](long long k, S g) {
+          score_new(j, k) = score(j, k) + g;
+          if (k != j) score_new(k, j) = score(k, j) + g;
+        });
+      });
+      return;
+    }
     const long long j = e / q, k = e % q;
     score_new(j, k) = inference ? score(j, k) + gram_entry<S>(partial, chunks, q, j, k) : S(0);
   }

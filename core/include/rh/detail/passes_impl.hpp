@@ -273,8 +273,10 @@ template <class Traits, class S>
 long long Passes<Traits, S>::commit(const Partial& partial, const Chunks& chunks, const Matrix& info,
                                     const Vector& beta, const Matrix& info_new) const {
   const long long q = info.extent(0);
-  Kokkos::parallel_for("rh::commit_information", Kokkos::RangePolicy<execution_space>(space_, 0, q * q),
-                       CommitInformation<S, Matrix, Partial>{partial, info, info_new, q, chunks.count});
+  const bool by_rows = Traits::host;
+  Kokkos::parallel_for("rh::commit_information",
+                       Kokkos::RangePolicy<execution_space>(space_, 0, by_rows ? paired_rows(q) : q * q),
+                       CommitInformation<S, Matrix, Partial>{partial, info, info_new, q, chunks.count, by_rows});
   long long bad = 0;
   Kokkos::parallel_reduce("rh::count_non_finite", Kokkos::RangePolicy<execution_space>(space_, 0, q * q + q),
                           CountNonFinite<Vector, Matrix>{beta, info_new, q}, bad);
@@ -295,8 +297,11 @@ template <class Traits, class S>
 long long Passes<Traits, S>::commit_score_variance(const Partial& partial, const Chunks& chunks, bool inference,
                                                    const Matrix& score, const Matrix& score_new) const {
   const long long q = score_new.extent(0);
-  Kokkos::parallel_for("rh::commit_score_variance", Kokkos::RangePolicy<execution_space>(space_, 0, q * q),
-                       CommitScoreVariance<S, Matrix, Partial>{partial, score, score_new, q, chunks.count, inference});
+  const bool by_rows = Traits::host;
+  Kokkos::parallel_for("rh::commit_score_variance",
+                       Kokkos::RangePolicy<execution_space>(space_, 0, by_rows ? paired_rows(q) : q * q),
+                       CommitScoreVariance<S, Matrix, Partial>{partial, score, score_new, q, chunks.count, inference,
+                                                               by_rows});
   long long bad = 0;
   Kokkos::parallel_reduce("rh::count_non_finite", Kokkos::RangePolicy<execution_space>(space_, 0, q * q),
                           CountNonFinite<Vector, Matrix>{Vector(), score_new, q}, bad);
