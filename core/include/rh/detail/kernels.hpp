@@ -854,6 +854,15 @@ struct GramGradient {
           if (ja + j <= kb + k) acc[j][k] = partial(chunk, (ja + j) * q + kb + k);
     for (long long e0 = 0; e0 < m; e0 += host_gram_rows) {
       const long long e1 = e0 + host_gram_rows < m ? e0 + host_gram_rows : m;
+      // The block's rows of the left tile scaled by their weights, once: the sweeps below broadcast them from memory
+      // (a load) instead of forming c_i·x_ij in every sweep (a multiply and a shuffle per value on the FP pipes).
+      S scaled[host_gram_rows][T];
+      for (long long e = e0; e < e1; ++e) {
+        const long long i = row_of(delta, r0, e);
+        const S* left = base + i * q + ja;
+        const S ci = delta ? dc(i) : c(i);
+        for (int jj = 0; jj < T; ++jj) scaled[e - e0][jj] = ci * left[jj];
+      }
       for (int j0 = 0; j0 < jmax; j0 += J) {
         if (ja + j0 > kb + kmax - 1) break;  // the rest of this block lies below the diagonal
         for (int k0 = 0; k0 < kmax; k0 += KB) {
@@ -862,11 +871,8 @@ struct GramGradient {
           for (int jj = 0; jj < J; ++jj)
             for (int kk = 0; kk < KB; ++kk) reg[jj][kk] = acc[j0 + jj][k0 + kk];
           for (long long e = e0; e < e1; ++e) {
-            const long long i = row_of(delta, r0, e);
-            const S* row = base + i * q;
-            const S ci = delta ? dc(i) : c(i);
-            S lhs[J];
-            for (int jj = 0; jj < J; ++jj) lhs[jj] = ci * row[ja + j0 + jj];
+            const S* row = base + row_of(delta, r0, e) * q;
+            const S* lhs = &scaled[e - e0][j0];
             for (int kk = 0; kk < KB; ++kk) {
               const S xk = row[kb + k0 + kk];
               for (int jj = 0; jj < J; ++jj) reg[jj][kk] += lhs[jj] * xk;
