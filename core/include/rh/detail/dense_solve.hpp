@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "rh/detail/compat.hpp"
+#include "rh/detail/host_isa.hpp"
 #include "rh/detail/penalty.hpp"  // SolveReport
 
 namespace rh::detail {
@@ -153,7 +154,13 @@ struct CholeskyPanel {
   KOKKOS_INLINE_FUNCTION bool diagonal(const member_type& team, const U& u, int o, int b) const {
     int ok = 0;
     Kokkos::single(Kokkos::PerTeam(team), [&](int& good) {
-      good = factor_upper(u, o, b) ? 1 : 0;
+      if constexpr (Traits::host) {  // the host ISA's copy (rh/detail/host_isa.hpp): its row updates are wider
+        bool factored = false;
+        run_host_isa([&](auto) { factored = factor_upper(u, o, b); });
+        good = factored ? 1 : 0;
+      } else {
+        good = factor_upper(u, o, b) ? 1 : 0;
+      }
       if (!good) {
         report().method = solve_by_lu;
         return;
