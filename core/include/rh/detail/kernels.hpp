@@ -198,6 +198,12 @@ struct RowBlock {
   static void splat(S s, vec& out) {
     for (int e = 0; e < W; ++e) out[e] = s;
   }
+  static void weights(const S* w, vec& out) {  // the rows' weights, 1 without
+    if (w)
+      load(w, out);
+    else
+      splat(S(1), out);
+  }
   // [a0+a1, a2+a3, …, b0+b1, b2+b3, …]
   static void pair_sums(const vec& a, const vec& b, vec& out) {
 #if defined(__clang__)
@@ -369,10 +375,7 @@ struct EvaluateRows {
     vec d, unused, yv, wv, r, loss, si;
     b.template dots<false>(x0, q, d, unused, unused);
     Block::load(&y(i), yv);
-    if (has_w)
-      Block::load(&w(i), wv);
-    else
-      Block::splat(S(1), wv);
+    Block::weights(has_w ? &w(i) : nullptr, wv);
     r = yv - d;
     Block::loss(r, tau, loss);
     loss = wv * loss;
@@ -476,10 +479,7 @@ struct LineSearchRows {
     vec fit, step, magnitude, yv, wv, ri, loss;
     b.template dots<true>(&x(i, 0), q, fit, step, magnitude);
     Block::load(&y(i), yv);
-    if (has_w)
-      Block::load(&w(i), wv);
-    else
-      Block::splat(S(1), wv);
+    Block::weights(has_w ? &w(i) : nullptr, wv);
     ri = yv - fit;
     Block::store(ri, &r(i));
     Block::store(step, &u(i));
@@ -869,25 +869,21 @@ struct GramGradient {
         continue;
       }
 #endif
-      for (int j0 = 0; j0 < jmax; j0 += J) {
-        if (ja + j0 > kb + kmax - 1) break;  // the rest of this block lies below the diagonal
-        for (int k0 = 0; k0 < kmax; k0 += KB) {
-          if (kb + k0 + KB - 1 < ja + j0) continue;  // every entry of these columns lies below the diagonal
-          S reg[J][KB];
-          for (int jj = 0; jj < J; ++jj)
-            for (int kk = 0; kk < KB; ++kk) reg[jj][kk] = acc[j0 + jj][k0 + kk];
-          for (long long e = e0; e < e1; ++e) {
-            const S* row = base + row_of(delta, r0, e) * q;
-            const S* lhs = &scaled[e - e0][j0];
-            for (int kk = 0; kk < KB; ++kk) {
-              const S xk = row[kb + k0 + kk];
-              for (int jj = 0; jj < J; ++jj) reg[jj][kk] += lhs[jj] * xk;
-            }
+      for_each_sweep<J, KB>(ja, jmax, kb, kmax, [&](int j0, int k0) {
+        S reg[J][KB];
+        for (int jj = 0; jj < J; ++jj)
+          for (int kk = 0; kk < KB; ++kk) reg[jj][kk] = acc[j0 + jj][k0 + kk];
+        for (long long e = e0; e < e1; ++e) {
+          const S* row = base + row_of(delta, r0, e) * q;
+          const S* lhs = &scaled[e - e0][j0];
+          for (int kk = 0; kk < KB; ++kk) {
+            const S xk = row[kb + k0 + kk];
+            for (int jj = 0; jj < J; ++jj) reg[jj][kk] += lhs[jj] * xk;
           }
-          for (int jj = 0; jj < J; ++jj)
-            for (int kk = 0; kk < KB; ++kk) acc[j0 + jj][k0 + kk] = reg[jj][kk];
         }
-      }
+        for (int jj = 0; jj < J; ++jj)
+          for (int kk = 0; kk < KB; ++kk) acc[j0 + jj][k0 + kk] = reg[jj][kk];
+      });
     }
     for (int j = 0; j < jmax; ++j)
       for (int k = 0; k < kmax; ++k)
@@ -913,27 +909,35 @@ struct GramGradient {
       const S* row = x.data() + row_of(delta, r0, e) * q + kb;
       for (int kk = 0; kk < T; ++kk) right[e - e0][kk] = row[kk];
     }
+    for_each_sweep<J, KB>(ja, jmax, kb, kmax, [&](int j0, int k0) {
+      vec reg[J][NK];
+      for (int jj = 0; jj < J; ++jj)
+        for (int k = 0; k < NK; ++k) V::load(&acc[j0 + jj][k0 + k * V::W], reg[jj][k]);
+      for (long long e = 0; e < e1 - e0; ++e) {
+        vec xk[NK], l;
+        for (int k = 0; k < NK; ++k) V::load(&right[e][k0 + k * V::W], xk[k]);
+        for (int jj = 0; jj < J; ++jj) {
+          l = scaled[e][j0 + jj] - vec{};  // a broadcast (x − 0 = x for every x, −0 included)
+          for (int k = 0; k < NK; ++k) reg[jj][k] += l * xk[k];
+        }
+      }
+      for (int jj = 0; jj < J; ++jj)
+        for (int k = 0; k < NK; ++k) V::store(reg[jj][k], &acc[j0 + jj][k0 + k * V::W]);
+    });
+  }
+#endif
+
+  // The J × KB sweeps of a tile pair's block that hold entries on or above the diagonal: f(j0, k0) for each.
+  template <int J, int KB, class F>
+  static void for_each_sweep(long long ja, int jmax, long long kb, int kmax, const F& f) {
     for (int j0 = 0; j0 < jmax; j0 += J) {
       if (ja + j0 > kb + kmax - 1) break;  // the rest of this block lies below the diagonal
       for (int k0 = 0; k0 < kmax; k0 += KB) {
         if (kb + k0 + KB - 1 < ja + j0) continue;  // every entry of these columns lies below the diagonal
-        vec reg[J][NK];
-        for (int jj = 0; jj < J; ++jj)
-          for (int k = 0; k < NK; ++k) V::load(&acc[j0 + jj][k0 + k * V::W], reg[jj][k]);
-        for (long long e = 0; e < e1 - e0; ++e) {
-          vec xk[NK], l;
-          for (int k = 0; k < NK; ++k) V::load(&right[e][k0 + k * V::W], xk[k]);
-          for (int jj = 0; jj < J; ++jj) {
-            l = scaled[e][j0 + jj] - vec{};  // a broadcast (x − 0 = x for every x, −0 included)
-            for (int k = 0; k < NK; ++k) reg[jj][k] += l * xk[k];
-          }
-        }
-        for (int jj = 0; jj < J; ++jj)
-          for (int k = 0; k < NK; ++k) V::store(reg[jj][k], &acc[j0 + jj][k0 + k * V::W]);
+        f(j0, k0);
       }
     }
   }
-#endif
 
   KOKKOS_INLINE_FUNCTION void team_block(const member_type& team, long long chunk, long long r0, long long r1,
                                          bool gram, int a, int b) const {
