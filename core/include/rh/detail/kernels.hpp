@@ -1124,6 +1124,7 @@ struct ReduceAndAssemble {
   KOKKOS_INLINE_FUNCTION void operator()(const long long e) const {
     const long long items = hessian_items(q, by_rows);
     if (e < items) {
+#ifndef __CUDA_ARCH__  // (by_rows is for hosts; device code need not carry gram_upper_row's row buffer)
       if (by_rows) {
         for_paired_rows(e, q, [&](long long j) {
           gram_upper_row<S>(partial, chunks, q, j, [&](long long k, S g) {
@@ -1133,6 +1134,7 @@ struct ReduceAndAssemble {
         });
         return;
       }
+#endif
       const long long j = e / q, k = e % q;
       hessian(j, k) = entry(static_cast<double>(gram_entry<S>(partial, chunks, q, j, k)), j, k);
       return;
@@ -1157,6 +1159,7 @@ struct CommitInformation {
   long long q, chunks;
   bool by_rows;  // host: over paired_rows(q) indices, as ReduceAndAssemble; device: over q·q entries
   KOKKOS_INLINE_FUNCTION void operator()(const long long e) const {
+#ifndef __CUDA_ARCH__
     if (by_rows) {
       for_paired_rows(e, q, [&](long long j) {
         gram_upper_row<S>(partial, chunks, q, j, [&](long long k, S g) {
@@ -1166,6 +1169,7 @@ struct CommitInformation {
       });
       return;
     }
+#endif
     const long long j = e / q, k = e % q;
     info_new(j, k) = info(j, k) + gram_entry<S>(partial, chunks, q, j, k);
   }
@@ -1181,6 +1185,7 @@ struct CommitScoreVariance {
   bool inference;
   bool by_rows;  // as CommitInformation
   KOKKOS_INLINE_FUNCTION void operator()(const long long e) const {
+#ifndef __CUDA_ARCH__
     if (by_rows) {
       for_paired_rows(e, q, [&](long long j) {
         if (!inference) {
@@ -1194,6 +1199,7 @@ struct CommitScoreVariance {
       });
       return;
     }
+#endif
     const long long j = e / q, k = e % q;
     score_new(j, k) = inference ? score(j, k) + gram_entry<S>(partial, chunks, q, j, k) : S(0);
   }
