@@ -929,7 +929,7 @@ struct GramGradient {
 
   // The J × KB sweeps of a tile pair's block that hold entries on or above the diagonal: f(j0, k0) for each.
   template <int J, int KB, class F>
-  static void for_each_sweep(long long ja, int jmax, long long kb, int kmax, const F& f) {
+  KOKKOS_INLINE_FUNCTION static void for_each_sweep(long long ja, int jmax, long long kb, int kmax, const F& f) {
     for (int j0 = 0; j0 < jmax; j0 += J) {
       if (ja + j0 > kb + kmax - 1) break;  // the rest of this block lies below the diagonal
       for (int k0 = 0; k0 < kmax; k0 += KB) {
