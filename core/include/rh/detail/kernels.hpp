@@ -223,11 +223,10 @@ struct RowBlock {
 #endif
   }
   static void combine(vec (&lanes)[W * NV], vec& out) {  // 8 lanes per row → 4 → 2 → 1
-#pragma GCC unroll 4
-    for (int len = W * NV; len > 1; len /= 2)
-#pragma GCC unroll 4
-      for (int m = 0; m < len / 2; ++m) pair_sums(lanes[2 * m], lanes[2 * m + 1], lanes[m]);
-    out = lanes[0];
+    static_assert(W * NV == 8, "a block holds the 8 lanes of each of its W rows in 8 vectors");
+    for (int m = 0; m < 4; ++m) pair_sums(lanes[2 * m], lanes[2 * m + 1], lanes[m]);
+    for (int m = 0; m < 2; ++m) pair_sums(lanes[2 * m], lanes[2 * m + 1], lanes[m]);
+    pair_sums(lanes[0], lanes[1], out);
   }
   // For the W rows starting at x0, ld values apart: dot[r] = x_rᵀv and, with Line, dot2[r] = x_rᵀv2 and
   // magnitude[r] = Σ_j |x_rj v_j| (row_dots' three sums).
