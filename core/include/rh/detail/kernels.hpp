@@ -181,8 +181,8 @@ struct RowBlock {
 
   const S *v, *v2;
   long long q, full;          // full: the terms in whole blocks of L
-  vec v_tail[NV], v2_tail[NV];  // v's and v2's last, partial block, zero past q
-  mask in_tail[NV];           // its lanes that hold terms
+  vec v_tail[NV] = {}, v2_tail[NV] = {};  // v's and v2's last, partial block, zero past q
+  mask in_tail[NV] = {};                  // its lanes that hold terms
 
   RowBlock(const S* v_, const S* v2_, long long q_) : v(v_), v2(v2_), q(q_), full(q_ - q_ % L) {
     for (int k = 0; k < NV; ++k)
@@ -195,9 +195,7 @@ struct RowBlock {
   }
   static void load(const S* p, vec& out) { __builtin_memcpy(&out, p, bytes); }  // unaligned
   static void store(const vec& in, S* p) { __builtin_memcpy(p, &in, bytes); }
-  static void splat(S s, vec& out) {
-    for (int e = 0; e < W; ++e) out[e] = s;
-  }
+  static void splat(S s, vec& out) { out = s - vec{}; }  // a broadcast: x − 0 = x for every x, −0 included
   static void weights(const S* w, vec& out) {  // the rows' weights, 1 without
     if (w)
       load(w, out);
@@ -391,7 +389,7 @@ struct EvaluateRows {
     if (!g) return;
     long long j = 0;
     for (; j + W <= q; j += W) {
-      vec gj, xs, se;
+      vec gj = {}, xs = {}, se = {};
       Block::load(g + j, gj);
       for (int e = 0; e < W; ++e) {
         Block::load(x0 + e * q + j, xs);
@@ -487,11 +485,10 @@ struct LineSearchRows {
     // add_row for each row, its terms computed DW rows at a time in vectors of doubles.
     constexpr int DW = Block::double_lanes;
     using dvec = typename Block::dvec;
-    dvec tau_d;
-    for (int e = 0; e < DW; ++e) tau_d[e] = tau;
+    const dvec tau_d = tau - dvec{};
 #pragma GCC unroll 4
     for (int g = 0; g < Block::W; g += DW) {
-      dvec dw, dr, du, dmag;
+      dvec dw = {}, dr = {}, du = {}, dmag = {};
       for (int e = 0; e < DW; ++e) {
         dw[e] = static_cast<double>(wv[g + e]);
         dr[e] = static_cast<double>(ri[g + e]);
