@@ -162,7 +162,7 @@ inline RowDots<S> row_vectors(const S* row, const S* v, const S* v2, long long q
 #define RH_ROW_BLOCKS 1
 // Row blocks (host code, row-major X): the dot products x_iᵀv of W consecutive rows at once, W the lanes of one
 // vector of the ISA, so that the rows' scalar work (residual, loss, weights) is vector work too. Each row's eight
-// lanes are summed as row_vectors sums them (the partial last block lane by lane, masked); then the 8·W lanes of the
+// lanes are summed as row_vectors sums them (its partial last block under a lane mask); then the 8·W lanes of the
 // block are combined by summing adjacent pairs (even + odd lanes) three times, which is combine_lanes' tree
 // ((0+1)+(2+3))+((4+5)+(6+7)) for every row at once: the same bits as row_dot, one vector out.
 // The masked last block loads whole vectors, up to 7 values past a row's q: the design buffer is padded for it.
@@ -226,8 +226,8 @@ struct RowBlock {
     for (int m = 0; m < 2; ++m) pair_sums(lanes[2 * m], lanes[2 * m + 1], lanes[m]);
     pair_sums(lanes[0], lanes[1], out);
   }
-  // For the W rows starting at x0, ld values apart: dot[r] = x_rᵀv and, with Line, dot2[r] = x_rᵀv2 and
-  // magnitude[r] = Σ_j |x_rj v_j| (row_dots' three sums).
+  // For the W rows starting at x0, ld values apart: dot[r] = x_rᵀv and, with Line (the line search's pass),
+  // dot2[r] = x_rᵀv2 and magnitude[r] = Σ_j |x_rj v_j| (row_dots' three sums).
   template <bool Line>
   void dots(const S* x0, long long ld, vec& dot, vec& dot2, vec& magnitude) const {
     vec a[W * NV] = {}, b[W * NV] = {}, m[W * NV] = {};  // row r's lane k·W + e in a[r·NV + k][e]
