@@ -1097,6 +1097,18 @@ KOKKOS_INLINE_FUNCTION void for_paired_rows(long long p, long long q, const F& r
   row(p);
   if (q - 1 - p != p) row(q - 1 - p);
 }
+// Host: G's entries of rows p and q − 1 − p of its upper triangle (gram_upper_row), each given to f(j, k, g_jk) at
+// (j, k) and at its mirror (k, j): a launch over paired_rows(q) indices covers the whole q × q matrix once.
+template <class S, class PView, class F>
+KOKKOS_INLINE_FUNCTION void for_gram_row_pair(const PView& partial, long long chunks, long long q, long long p,
+                                              const F& f) {
+  for_paired_rows(p, q, [&](long long j) {
+    gram_upper_row<S>(partial, chunks, q, j, [&](long long k, S g) {
+      f(j, k, g);
+      if (k != j) f(k, j, g);
+    });
+  });
+}
 
 // The Newton system from the summed Gram G and data gradient u (docs/method.md §4, §5). Index e < hessian_items
 // builds H = (G + J)/N + ridge·I; e = hessian_items + j is g_j = (−u + J(β − β̃))_j/N plus the penalty's term. The
@@ -1122,11 +1134,8 @@ struct ReduceAndAssemble {
     if (e < items) {
 #ifndef __CUDA_ARCH__  // (by_rows is for hosts; device code need not carry gram_upper_row's row buffer)
       if (by_rows) {
-        for_paired_rows(e, q, [&](long long j) {
-          gram_upper_row<S>(partial, chunks, q, j, [&](long long k, S g) {
-            hessian(j, k) = entry(static_cast<double>(g), j, k);
-            if (k != j) hessian(k, j) = entry(static_cast<double>(g), k, j);
-          });
+        for_gram_row_pair<S>(partial, chunks, q, e, [&](long long j, long long k, S g) {
+          hessian(j, k) = entry(static_cast<double>(g), j, k);
         });
         return;
       }
@@ -1157,12 +1166,8 @@ struct CommitInformation {
   KOKKOS_INLINE_FUNCTION void operator()(const long long e) const {
 #ifndef __CUDA_ARCH__
     if (by_rows) {
-      for_paired_rows(e, q, [&](long long j) {
-        gram_upper_row<S>(partial, chunks, q, j, [&](long long k, S g) {
-          info_new(j, k) = info(j, k) + g;
-          if (k != j) info_new(k, j) = info(k, j) + g;
-        });
-      });
+      for_gram_row_pair<S>(partial, chunks, q, e,
+                           [&](long long j, long long k, S g) { info_new(j, k) = info(j, k) + g; });
       return;
     }
 #endif
@@ -1182,16 +1187,14 @@ struct CommitScoreVariance {
   bool by_rows;  // as CommitInformation
   KOKKOS_INLINE_FUNCTION void operator()(const long long e) const {
 #ifndef __CUDA_ARCH__
-    if (by_rows) {
+    if (by_rows && inference) {
+      for_gram_row_pair<S>(partial, chunks, q, e,
+                           [&](long long j, long long k, S g) { score_new(j, k) = score(j, k) + g; });
+      return;
+    }
+    if (by_rows) {  // without inference the partials are not formed: zeros only
       for_paired_rows(e, q, [&](long long j) {
-        if (!inference) {
-          for (long long k = j; k < q; ++k) score_new(j, k) = score_new(k, j) = S(0);
-          return;
-        }
-        gram_upper_row<S>(partial, chunks, q, j, [&](long long k, S g) {
-          score_new(j, k) = score(j, k) + g;
-          if (k != j) score_new(k, j) = score(k, j) + g;
-        });
+        for (long long k = j; k < q; ++k) score_new(j, k) = score_new(k, j) = S(0);
       });
       return;
     }
