@@ -831,6 +831,106 @@ TEST_CASE_TEMPLATE_DEFINE("evaluate gives the reference's sums and row weights f
 }
 TEST_CASE_TEMPLATE_APPLY(pass_evaluate, Targets);
 
+// An evaluation leaves (Jδ)_j = Σ_k J(j,k)·δ_k (δ = cand − β̃) for the next gradient. A host forms it from J's rows
+// when J is exactly symmetric, and the gradient after an accepted candidate takes it from there instead of summing
+// it again. Both must be the same sums to the bit, and the reuse must happen exactly when δ is the gradient's
+// β − β̃: a marked value shows where it is read.
+TEST_CASE_TEMPLATE_DEFINE("evaluate's J·delta is the in-order sum, and the next gradient reuses it only at its beta", T,
+                          pass_j_delta) {
+  using S = typename T::S;
+  using Penalty = detail::penalty::L1;
+  using PP = detail::PenaltyPasses<typename T::Traits, S, Penalty>;
+  constexpr bool host = T::Traits::host;
+  OnSpace<T> sp;
+  const PP passes(sp.passes);
+  for (const Shape& shape : kShapes) {
+    CAPTURE(shape.p);
+    const Problem pr = make_problem<S>(Scenario::random, shape.n, shape.p, shape.intercept, 47);
+    const long long q = pr.q;
+    const size_t Q = static_cast<size_t>(q);
+    Values asym = pr.info;  // pr.info is exactly symmetric; this one is not anywhere off the diagonal
+    for (long long j = 0; j < q; ++j)
+      for (long long k = 0; k < j; ++k) asym[static_cast<size_t>(j * q + k)] = round_to<S>(0.5 - pr.info[static_cast<size_t>(k * q + j)]);
+    auto st = sp.stage(pr);
+    typename OnSpace<T>::Passes::Coefficients coef;
+    coef.cand = OnSpace<T>::vector(pr.cand);
+    coef.cur = OnSpace<T>::vector(pr.cur);
+    coef.tilde = OnSpace<T>::vector(pr.tilde);
+    coef.grad = OnSpace<T>::vector(pr.grad);
+    typename OnSpace<T>::Passes::Status status("status");
+    detail::BatchScalars bs;
+    bs.n = pr.n;
+    bs.penalized = pr.intercept ? q - 1 : q;
+    bs.tau = pr.tau;
+    bs.h = pr.h;
+    bs.inv_n = 1.0 / static_cast<double>(pr.n);
+    bs.historical = 0.3;
+    // Σ_k J(j,k)·δ_k in double, k in order (`rows`: J(k,j) instead).
+    const auto chain = [&](const Values& info, bool rows) {
+      Values out(Q);
+      for (long long j = 0; j < q; ++j) {
+        double sum = 0.0;
+        for (long long k = 0; k < q; ++k)
+          sum += info[static_cast<size_t>(rows ? k * q + j : j * q + k)] * (pr.cand[static_cast<size_t>(k)] - pr.tilde[static_cast<size_t>(k)]);
+        out[static_cast<size_t>(j)] = sum;
+      }
+      return out;
+    };
+    typename PP::Scratch scratch;
+    const auto j_delta_of = [&](const Values& info, bool symmetric) {
+      coef.info = OnSpace<T>::matrix(info, q);
+      coef.info_symmetric = symmetric;
+      passes.evaluate(st.rows, st.chunks, bs, coef, status, scratch);
+      return OnSpace<T>::values(scratch.j_delta);
+    };
+    const Values by_rows = j_delta_of(pr.info, true), by_chains = j_delta_of(pr.info, false);
+    CHECK(by_rows == by_chains);
+    if (host) {
+      CHECK(by_chains == chain(pr.info, false));
+      CHECK(j_delta_of(asym, false) == chain(asym, false));
+      CHECK(j_delta_of(asym, true) == chain(asym, true));  // the flag is what makes a host read rows
+    } else {  // a device ignores the flag; its compiler may contract the multiply-adds (q + 2 roundings)
+      CHECK(j_delta_of(asym, true) == j_delta_of(asym, false));
+      const Values want = chain(pr.info, false);
+      for (size_t j = 0; j < Q; ++j) {
+        double scale = 0;
+        for (size_t k = 0; k < Q; ++k) scale += std::fabs(pr.info[j * Q + k] * (pr.cand[k] - pr.tilde[k]));
+        CHECK_WITHIN(by_rows[j], want[j], (q + 2) * kEps64 * scale, "Jδ_" << j);
+      }
+    }
+
+    // The candidate accepted: β = cand, so the evaluation's δ is the gradient's β − β̃.
+    j_delta_of(pr.info, host);
+    coef.cur = OnSpace<T>::vector(pr.cand);
+    const long long chunks = 5;
+    Values host_partial;
+    const auto partial = random_partial<T>(chunks, q, 48, host_partial);
+    detail::Chunks ch;
+    ch.count = chunks;
+    typename OnSpace<T>::Matrix hessian("hessian", q, q);
+    const auto gradient = [&](const typename PP::Scratch* last) {
+      coef.grad = typename OnSpace<T>::Vector("grad", q);
+      passes.assemble(false, partial, ch, coef, bs, hessian, last);
+      return OnSpace<T>::values(coef.grad);
+    };
+    const Values summed_again = gradient(nullptr);
+    CHECK(gradient(&scratch) == summed_again);
+    Kokkos::deep_copy(scratch.j_delta, 1e6);  // marked: a gradient that reads it moves by 1e6/N
+    const Values marked = gradient(&scratch);
+    long long moved = 0;
+    for (size_t j = 0; j < Q; ++j) moved += marked[j] != summed_again[j] ? 1 : 0;
+    CHECK(moved == (host ? q : 0));
+    scratch.j_delta_valid = false;  // a new batch's J
+    CHECK(gradient(&scratch) == summed_again);
+    scratch.j_delta_valid = true;
+    coef.cur = OnSpace<T>::vector(pr.cur);  // another β: δ differs
+    const Values at_cur = gradient(nullptr);
+    CHECK(at_cur != summed_again);
+    CHECK(gradient(&scratch) == at_cur);
+  }
+}
+TEST_CASE_TEMPLATE_APPLY(pass_j_delta, Targets);
+
 TEST_CASE_TEMPLATE_DEFINE("candidate and commit follow the reference, and commit counts non-finite values", T,
                           pass_commit) {
   using S = typename T::S;

@@ -67,6 +67,11 @@ class Engine final : public EngineBase {
       Kokkos::deep_copy(space, coef_.tilde, committed_.coefficients);
       Kokkos::deep_copy(space, coef_.info, committed_.information);
     }
+    coef_.info_symmetric = false;
+    if constexpr (Traits::host) {
+      space.fence();
+      coef_.info_symmetric = exactly_symmetric(coef_.info);
+    }
 
     BatchScalars bs;
     const Diagnostics d = with_penalty(config.penalty, [&](auto tag) {
@@ -205,12 +210,12 @@ class Engine final : public EngineBase {
       Kokkos::deep_copy(space, e_.coef_.grad, S(0));
       e_.gram_state_ = GramState::stale;
       e_.gram_rows_.reset(e_.passes_, e_.chunks_.count);
+      scratch().j_delta_valid = false;  // J is this batch's now
     }
     // F_b at the candidate; leaves the candidate's row weights for the next gram_gradient and, with `gradient`,
     // its data gradient for the next assemble(false).
     Evaluation<Penalty> evaluate(bool gradient = false) {
-      auto& scratch = std::get<typename PenaltyPasses<Penalty>::Scratch>(e_.evaluation_scratch_);
-      return evaluation_of(passes_.evaluate(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, scratch,
+      return evaluation_of(passes_.evaluate(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, scratch(),
                                             gradient ? &e_.partial_ : nullptr),
                            bs_);
     }
@@ -219,7 +224,9 @@ class Engine final : public EngineBase {
       Kokkos::deep_copy(e_.passes_.space(), e_.coef_.cand, e_.coef_.cur);
       return evaluate();
     }
-    void assemble(bool with_hessian) { passes_.assemble(with_hessian, e_.partial_, e_.chunks_, e_.coef_, bs_, e_.hessian_); }
+    void assemble(bool with_hessian) {
+      passes_.assemble(with_hessian, e_.partial_, e_.chunks_, e_.coef_, bs_, e_.hessian_, &scratch());
+    }
     // The Newton system at β: its Gram from every row (first iteration of a batch) or the last one plus the
     // curvature changes of the accepted step (the delta Gram), the data gradient, then H and g.
     void newton_system() {
@@ -283,10 +290,12 @@ class Engine final : public EngineBase {
    private:
     // F_b at the candidate by a direct pass that leaves the row weights as they are (β's).
     Evaluation<Penalty> evaluate_keeping_weights() {
-      auto& scratch = std::get<typename PenaltyPasses<Penalty>::Scratch>(e_.evaluation_scratch_);
-      return evaluation_of(passes_.evaluate(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, scratch, nullptr,
+      return evaluation_of(passes_.evaluate(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, scratch(), nullptr,
                                             false),
                            bs_);
+    }
+    typename PenaltyPasses<Penalty>::Scratch& scratch() {
+      return std::get<typename PenaltyPasses<Penalty>::Scratch>(e_.evaluation_scratch_);
     }
 
     Engine& e_;
@@ -294,6 +303,15 @@ class Engine final : public EngineBase {
     PenaltyPasses<Penalty> passes_;
     bool solve_pending_ = false;  // a factor_solve whose report no evaluation has read yet
   };
+
+  // J(j,k) == J(k,j) for every entry, read in host memory (NaN is never equal: such a J is not symmetric).
+  static bool exactly_symmetric(const Matrix& a) {
+    const long long q = a.extent(0);
+    for (long long j = 0; j < q; ++j)
+      for (long long k = j + 1; k < q; ++k)
+        if (!(a(j, k) == a(k, j))) return false;
+    return true;
+  }
 
   // Bytes this engine holds for q coefficients and a row workspace of n rows, in double (it cannot overflow): the
   // committed β and J, the q-vectors and q×q work matrices of prepare_work (K's too), the per-chunk partial sums (the squared-score Gram's too), and the

@@ -227,6 +227,8 @@ class Passes {
     Vector dir;     // the Newton direction
     Vector grad;    // g at β
     Matrix info;    // J of the earlier batches (0 for the first)
+    bool info_symmetric = false;  // host spaces: J(j,k) == J(k,j) everywhere (every J committed here is; a
+                                  // restored one need not be), so host kernels may read J's rows for its columns
   };
   // Per-chunk double sums (batch weight, loss) and their host copy.
   struct ChunkSums {
@@ -346,7 +348,9 @@ class PenaltyPasses {
   struct Scratch {
     ChunkSums chunk_loss;
     Terms terms;
-    DoubleVector delta;  // β_cand − β̃ in double, once per evaluation (FinishEvaluation's q² product reads it)
+    DoubleVector delta;    // β_cand − β̃ in double, once per evaluation (FinishEvaluation's q² product reads it)
+    DoubleVector j_delta;  // J·delta, as FinishEvaluation summed it
+    bool j_delta_valid = false;  // j_delta is of this batch's J (a solve starts with it false)
     SumsView sums;
     typename SumsView::HostMirror sums_host;
     void reserve(const Base& on, long long chunks, long long q);
@@ -355,8 +359,10 @@ class PenaltyPasses {
   explicit PenaltyPasses(const Base& base) : base_(base) {}
 
   // 3. grad ← g at coef.cur; with_hessian: also hessian ← H (from the Gram partials of the same gram_gradient).
+  // On host spaces, J(β − β̃) is taken from `last` when that evaluation's δ is β − β̃ to the bit (an accepted
+  // candidate): the q² product is then summed once per iteration, not twice.
   void assemble(bool with_hessian, const Partial& partial, const Chunks& chunks, const Coefficients& coef,
-                const BatchScalars& bs, const Matrix& hessian) const;
+                const BatchScalars& bs, const Matrix& hessian, const Scratch* last = nullptr) const;
   // 5. F_b's sums at coef.cand (with the status of the last factor_solve); rows.s, rows.c ← its row weights
   // (unless row_weights is false). With `gradient`, the same pass writes the per-chunk Σ s_i x_i at the candidate
   // into its gradient part (as gram_gradient would with with_gram false).

@@ -331,6 +331,10 @@ void PenaltyPasses<Traits, S, Penalty>::Scratch::reserve(const Base& on, long lo
   chunk_loss.reserve(on, chunks);
   if (static_cast<long long>(terms.extent(0)) != q) terms = Terms(on.zeroed("rh::coefficient_terms"), q);
   if (static_cast<long long>(delta.extent(0)) != q) delta = DoubleVector(on.zeroed("rh::coefficient_delta"), q);
+  if (static_cast<long long>(j_delta.extent(0)) != q) {
+    j_delta = DoubleVector(on.zeroed("rh::coefficient_j_delta"), q);
+    j_delta_valid = false;
+  }
   if (!sums.data()) {
     SumsView made(on.zeroed("rh::sums"));
     sums_host = Kokkos::create_mirror_view(made);
@@ -341,14 +345,25 @@ void PenaltyPasses<Traits, S, Penalty>::Scratch::reserve(const Base& on, long lo
 template <class Traits, class S, class Penalty>
 void PenaltyPasses<Traits, S, Penalty>::assemble(bool with_hessian, const Partial& partial, const Chunks& chunks,
                                                  const Coefficients& coef, const BatchScalars& bs,
-                                                 const Matrix& hessian) const {
+                                                 const Matrix& hessian, const Scratch* last) const {
   const long long q = coef.cur.extent(0);
-  using Kernel = ReduceAndAssemble<S, Penalty, Vector, Matrix, Partial>;
+  DoubleVector known;  // J(β − β̃) of the last evaluation, when it was at this β
+  if constexpr (Traits::host) {
+    if (last && last->j_delta_valid && static_cast<long long>(last->delta.extent(0)) == q) {
+      bool same = true;  // the bits of δ, so that the product summed from it is this one
+      for (long long k = 0; k < q && same; ++k) {
+        const double now = static_cast<double>(coef.cur(k)) - static_cast<double>(coef.tilde(k));
+        same = std::memcmp(&now, &last->delta(k), sizeof now) == 0;
+      }
+      if (same) known = last->j_delta;
+    }
+  }
+  using Kernel = ReduceAndAssemble<S, Penalty, Vector, Matrix, Partial, DoubleVector>;
   const bool by_rows = Traits::host;
   const long long items = Kernel::hessian_items(q, by_rows);
   Kokkos::parallel_for("rh::reduce_assemble",
                        Kokkos::RangePolicy<typename Base::execution_space>(base_.space(), with_hessian ? 0 : items, items + q),
-                       Kernel{partial, coef.info, hessian, coef.grad, coef.cur, coef.tilde, q, chunks.count,
+                       Kernel{partial, coef.info, hessian, coef.grad, coef.cur, coef.tilde, known, q, chunks.count,
                               bs.penalized, bs.inv_n, bs.ridge, bs.historical, by_rows});
 }
 
@@ -370,8 +385,9 @@ EvaluationSums<Penalty> PenaltyPasses<Traits, S, Penalty>::evaluate(const Rows& 
   Kokkos::parallel_for("rh::finish_evaluation", Kokkos::TeamPolicy<Space>(base_.space(), 1, Traits::team_size),
                        FinishEvaluation<Space, Penalty, Vector, Matrix, DoubleVector, Terms, Status, SumsView>{
                            coef.cand, coef.cur, coef.tilde, coef.grad, coef.info, scratch.chunk_loss.values,
-                           scratch.delta, scratch.terms, solve_status, scratch.sums, q, chunks.count,
-                           bs.penalized});
+                           scratch.delta, scratch.j_delta, scratch.terms, solve_status, scratch.sums, q,
+                           chunks.count, bs.penalized, coef.info_symmetric});
+  scratch.j_delta_valid = true;
   Kokkos::deep_copy(base_.space(), scratch.sums_host, scratch.sums);  // the one readback of an evaluation
   base_.space().fence();
   return scratch.sums_host();
