@@ -334,6 +334,40 @@ void check_block_line_search_terms() {
   CHECK(crossing > 10);  // every zone is exercised
   CHECK(quadratic > 10);
   CHECK(beyond > 10);
+
+  // A crossing row's 27 steps in lanes (add_crossing_steps): each step's sum to the bit, every row on its own and
+  // the ordinary rows added in turn to the same sums; with rows whose t·u is subnormal or overflows.
+  std::vector<double> rr = r, uu = u;
+  for (const double extra_u : {1e-300, -3e-310, 1e300, -2.0 * tau, 2.0 * tau}) {
+    rr.push_back(0.999 * tau);
+    uu.push_back(extra_u);
+    rr.push_back(-tau);
+    uu.push_back(extra_u);
+  }
+  const auto same_steps = [](const detail::LineSearchSums& a, const detail::LineSearchSums& b) {
+    int same = 0;
+    for (int k = 0; k < detail::line_search_steps; ++k) same += bits_of(a.crossing[k]) == bits_of(b.crossing[k]) ? 1 : 0;
+    return same;
+  };
+  detail::LineSearchSums in_lanes, one_by_one;
+  int rows = 0;
+  for (size_t i = 0; i < rr.size(); ++i) {
+    const double w = i % 5 == 0 ? 0.0 : 0.5 + static_cast<double>(i % 7);
+    if (!Terms(w, rr[i], uu[i], tau, 1.0).crosses && i % 4 != 0 && i < r.size()) continue;
+    CAPTURE(rr[i]);
+    CAPTURE(uu[i]);
+    detail::LineSearchSums row_lanes, row_scalar;
+    detail::add_crossing_steps<dvec>(row_lanes, w, rr[i], uu[i], tau);
+    row_scalar.add_crossing(w, rr[i], uu[i], tau);
+    CHECK(same_steps(row_lanes, row_scalar) == detail::line_search_steps);
+    if (i < r.size()) {
+      detail::add_crossing_steps<dvec>(in_lanes, w, rr[i], uu[i], tau);
+      one_by_one.add_crossing(w, rr[i], uu[i], tau);
+      ++rows;
+    }
+  }
+  CHECK(rows > 40);
+  CHECK(same_steps(in_lanes, one_by_one) == detail::line_search_steps);
 }
 
 }  // namespace

@@ -444,6 +444,32 @@ struct EvaluateRows {
   }
 };
 
+#if RH_ROW_BLOCKS
+// LineSearchSums::add_crossing with the steps in the lanes of D (a GNU vector of doubles): w·(ρ(r + t_k·u) − ρ(r))
+// by the same operations, each added to crossing[k] as the scalar loop adds it (t_k = 2⁻ᵏ exactly, as its halving
+// gives). A crossing row's 27 steps are otherwise 27 dependent rounds of branches.
+template <class D>
+void add_crossing_steps(LineSearchSums& acc, double w, double r, double u, double tau) {
+  constexpr int lanes = sizeof(D) / sizeof(double);
+  const double at_r = huber_loss(r, tau);
+  const D rv = r - D{}, uv = u - D{}, wv = w - D{}, tv = tau - D{}, at = at_r - D{}, zero{};
+  int k = 0;
+  double t0 = 1.0;
+  for (; k + lanes <= line_search_steps; k += lanes) {
+    D t;
+    for (int e = 0; e < lanes; ++e, t0 *= 0.5) t[e] = t0;
+    const D end = rv + t * uv;
+    const D a = end < zero ? -end : end;
+    const D loss = a <= tv ? 0.5 * end * end : tv * a - 0.5 * tv * tv;
+    D sum;
+    __builtin_memcpy(&sum, &acc.crossing[k], sizeof sum);
+    sum += wv * (loss - at);
+    __builtin_memcpy(&acc.crossing[k], &sum, sizeof sum);
+  }
+  for (; k < line_search_steps; ++k, t0 *= 0.5) acc.crossing[k] += w * (huber_loss(r + t0 * u, tau) - at_r);
+}
+#endif
+
 // The row pass of a Newton line search (one team per chunk): r = y − x·β and u = x·d per row (kept for AcceptStep)
 // and the chunk's LineSearchSums, from which FinishLineSearch prices every step without reading X again.
 template <class Traits, class S, class XView, class VView, class SumsView>
@@ -498,7 +524,7 @@ struct LineSearchRows {
       const typename LineSearchSums::RowTerms<dvec> t(dw, dr, du, tau_d, dmag);
       for (int e = 0; e < DW; ++e) {
         acc.add_terms(static_cast<double>(loss[g + e]), t.linear[e], t.square[e], t.noise[e]);
-        if (t.crosses[e]) acc.add_crossing(dw[e], dr[e], du[e], tau);
+        if (t.crosses[e]) add_crossing_steps<dvec>(acc, dw[e], dr[e], du[e], tau);
       }
     }
   }
