@@ -831,9 +831,9 @@ TEST_CASE_TEMPLATE_DEFINE("evaluate gives the reference's sums and row weights f
 }
 TEST_CASE_TEMPLATE_APPLY(pass_evaluate, Targets);
 
-// An evaluation leaves (Jδ)_j = Σ_k J(j,k)·δ_k (δ = cand − β̃) for the next gradient. A host forms it from J's rows
-// when J is exactly symmetric, and the gradient after an accepted candidate takes it from there instead of summing
-// it again. Both must be the same sums to the bit, and the reuse must happen exactly when δ is the gradient's
+// An evaluation leaves (Jδ)_j = Σ_k J(j,k)·δ_k (δ = cand − β̃) for the next gradient. When J is exactly symmetric a
+// host forms it from J's rows and a device reads J(k,j) for J(j,k), and on a host the gradient after an accepted
+// candidate takes it from there instead of summing it again. Both must be the same sums to the bit, and the reuse must happen exactly when δ is the gradient's
 // β − β̃: a marked value shows where it is read.
 TEST_CASE_TEMPLATE_DEFINE("evaluate's J·delta is the in-order sum, and the next gradient reuses it only at its beta", T,
                           pass_j_delta) {
@@ -889,14 +889,22 @@ TEST_CASE_TEMPLATE_DEFINE("evaluate's J·delta is the in-order sum, and the next
       CHECK(by_chains == chain(pr.info, false));
       CHECK(j_delta_of(asym, false) == chain(asym, false));
       CHECK(j_delta_of(asym, true) == chain(asym, true));  // the flag is what makes a host read rows
-    } else {  // a device ignores the flag; its compiler may contract the multiply-adds (q + 2 roundings)
-      CHECK(j_delta_of(asym, true) == j_delta_of(asym, false));
-      const Values want = chain(pr.info, false);
-      for (size_t j = 0; j < Q; ++j) {
-        double scale = 0;
-        for (size_t k = 0; k < Q; ++k) scale += std::fabs(pr.info[j * Q + k] * (pr.cand[k] - pr.tilde[k]));
-        CHECK_WITHIN(by_rows[j], want[j], (q + 2) * kEps64 * scale, "Jδ_" << j);
-      }
+    } else {  // a device reads J(k,j) for J(j,k) with the flag (coalesced); its compiler may contract the
+              // multiply-adds, so each sum is held to q + 2 roundings
+      const auto check_near = [&](const Values& got, const Values& info, bool rows) {
+        const Values want = chain(info, rows);
+        for (size_t j = 0; j < Q; ++j) {
+          double scale = 0;
+          for (size_t k = 0; k < Q; ++k)
+            scale += std::fabs(info[rows ? k * Q + j : j * Q + k] * (pr.cand[k] - pr.tilde[k]));
+          CHECK_WITHIN(got[j], want[j], (q + 2) * kEps64 * scale, "Jδ_" << j);
+        }
+      };
+      check_near(by_rows, pr.info, false);
+      const Values asym_rows = j_delta_of(asym, true), asym_chains = j_delta_of(asym, false);
+      CHECK(asym_rows != asym_chains);  // the flag is what makes a device read rows
+      check_near(asym_rows, asym, true);
+      check_near(asym_chains, asym, false);
     }
 
     // The candidate accepted: β = cand, so the evaluation's δ is the gradient's β − β̃.
@@ -915,6 +923,9 @@ TEST_CASE_TEMPLATE_DEFINE("evaluate's J·delta is the in-order sum, and the next
     };
     const Values summed_again = gradient(nullptr);
     CHECK(gradient(&scratch) == summed_again);
+    coef.info_symmetric = !host;  // a device's gradient reads J's rows then: the same values in the same order
+    CHECK(gradient(nullptr) == summed_again);
+    coef.info_symmetric = host;
     Kokkos::deep_copy(scratch.j_delta, 1e6);  // marked: a gradient that reads it moves by 1e6/N
     const Values marked = gradient(&scratch);
     long long moved = 0;

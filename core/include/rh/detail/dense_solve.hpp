@@ -69,14 +69,29 @@ KOKKOS_INLINE_FUNCTION bool factor_upper(const Block& u, int o, int b) {
   return true;
 }
 
+// 1 when entry e = i·q + j of the q × q matrix a lies above the diagonal and a(i, j) != a(j, i) (NaN is never
+// equal), else 0: summed over every e, the count of entries that keep a from being exactly symmetric.
+template <class MView>
+KOKKOS_INLINE_FUNCTION int asymmetric_at(const MView& a, long long q, long long e) {
+  const long long i = e / q, j = e % q;
+  return j > i && !(a(i, j) == a(j, i)) ? 1 : 0;
+}
+
+// The entries that keep a q × q matrix from being exactly symmetric (asymmetric_at), counted over q·q indices.
+template <class MView>
+struct CountAsymmetric {
+  MView a;
+  long long q;
+  KOKKOS_INLINE_FUNCTION void operator()(const long long e, long long& count) const { count += asymmetric_at(a, q, e); }
+};
+
 // The report of a Cholesky attempt, before it starts: Cholesky when a is exactly symmetric, else LU (then false:
 // LU takes over). Ends with a team barrier, so every thread sees the report.
 template <class Member, class MView, class ReportView>
 KOKKOS_INLINE_FUNCTION bool cholesky_report(const Member& team, const MView& a, const ReportView& report, int q) {
   int asymmetric = 0;
   Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, q * q), [&](const int e, int& n) {
-    const int i = e / q, j = e % q;
-    if (j > i && !(a(i, j) == a(j, i))) n += 1;
+    n += asymmetric_at(a, q, e);
   }, asymmetric);
   Kokkos::single(Kokkos::PerTeam(team), [&]() {
     SolveReport r;

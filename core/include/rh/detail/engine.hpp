@@ -67,11 +67,7 @@ class Engine final : public EngineBase {
       Kokkos::deep_copy(space, coef_.tilde, committed_.coefficients);
       Kokkos::deep_copy(space, coef_.info, committed_.information);
     }
-    coef_.info_symmetric = false;
-    if constexpr (Traits::host) {
-      space.fence();
-      coef_.info_symmetric = exactly_symmetric(coef_.info);
-    }
+    coef_.info_symmetric = passes_.exactly_symmetric(coef_.info);
 
     BatchScalars bs;
     const Diagnostics d = with_penalty(config.penalty, [&](auto tag) {
@@ -303,15 +299,6 @@ class Engine final : public EngineBase {
     PenaltyPasses<Penalty> passes_;
     bool solve_pending_ = false;  // a factor_solve whose report no evaluation has read yet
   };
-
-  // J(j,k) == J(k,j) for every entry, read in host memory (NaN is never equal: such a J is not symmetric).
-  static bool exactly_symmetric(const Matrix& a) {
-    const long long q = a.extent(0);
-    for (long long j = 0; j < q; ++j)
-      for (long long k = j + 1; k < q; ++k)
-        if (!(a(j, k) == a(k, j))) return false;
-    return true;
-  }
 
   // Bytes this engine holds for q coefficients and a row workspace of n rows, in double (it cannot overflow): the
   // committed β and J, the q-vectors and q×q work matrices of prepare_work (K's too), the per-chunk partial sums (the squared-score Gram's too), and the

@@ -444,6 +444,14 @@ struct EvaluateRows {
   }
 };
 
+// J(j,k) where one thread per j loops over k. A device with an exactly symmetric J reads J(k,j), the same value:
+// its threads j then read adjacent entries of row k (coalesced) instead of entries q apart. A host thread reads
+// row j, in order.
+template <class MView>
+KOKKOS_INLINE_FUNCTION double j_entry(const MView& info, bool transposed, long long j, long long k) {
+  return static_cast<double>(transposed ? info(k, j) : info(j, k));
+}
+
 #if RH_ROW_BLOCKS
 // LineSearchSums::add_crossing with the steps in the lanes of D (a GNU vector of doubles): w·(ρ(r + t_k·u) − ρ(r))
 // by the same operations, each added to crossing[k] as the scalar loop adds it (t_k = 2⁻ᵏ exactly, as its halving
@@ -569,12 +577,14 @@ struct FinishLineSearch {
   StatusView solve_status;
   ResultView result;
   long long q, chunks;
-  double inv_n, eps;  // eps: machine epsilon of the dtype S
+  double inv_n, eps;    // eps: machine epsilon of the dtype S
+  bool info_symmetric;  // J(j,k) == J(k,j) everywhere (j_entry)
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    const bool transposed = info_symmetric && !std::is_same<typename Space::memory_space, Kokkos::HostSpace>::value;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const long long j) {
       double j_delta = 0.0, j_dir = 0.0;
       for (long long k = 0; k < q; ++k) {
-        const double jk = static_cast<double>(info(j, k));
+        const double jk = j_entry(info, transposed, j, k);
         j_delta += jk * (static_cast<double>(cur(k)) - static_cast<double>(tilde(k)));
         j_dir += jk * static_cast<double>(dir(k));
       }
@@ -701,7 +711,7 @@ struct FinishEvaluation {
   StatusView solve_status;
   SumsView sums;
   long long q, chunks, penalized;
-  bool info_symmetric;  // J(j,k) == J(k,j) everywhere: host code may read row j of J for its column j
+  bool info_symmetric;  // J(j,k) == J(k,j) everywhere: a host may sum over J's rows, a device read them (j_entry)
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const long long k) {
       delta(k) = static_cast<double>(cand(k)) - static_cast<double>(tilde(k));
@@ -735,9 +745,10 @@ struct FinishEvaluation {
         }
       }
     }
+    const bool transposed = info_symmetric && !std::is_same<typename Space::memory_space, Kokkos::HostSpace>::value;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, first, q), [&](const long long j) {
       double sum = 0.0;
-      for (long long k = 0; k < q; ++k) sum += static_cast<double>(info(j, k)) * delta(k);
+      for (long long k = 0; k < q; ++k) sum += j_entry(info, transposed, j, k) * delta(k);
       j_delta(j) = sum;
     });
     team.team_barrier();
@@ -1166,7 +1177,8 @@ struct ReduceAndAssemble {
   DView known_j_delta;  // J(β − β̃) as the last evaluation summed it, when that was at this β; else empty
   long long q, chunks, penalized;
   double inv_n, ridge, historical;
-  bool by_rows;  // host
+  bool by_rows;         // host
+  bool info_symmetric;  // J(j,k) == J(k,j) everywhere (j_entry)
   KOKKOS_INLINE_FUNCTION static long long hessian_items(long long q, bool by_rows) {
     return by_rows ? paired_rows(q) : q * q;
   }
@@ -1195,8 +1207,9 @@ struct ReduceAndAssemble {
     if (known_j_delta.extent(0) != 0) {
       j_delta = known_j_delta(j);  // the same sum, in the same order (FinishEvaluation)
     } else {
+      const bool transposed = info_symmetric && !by_rows;
       for (long long k = 0; k < q; ++k)
-        j_delta += static_cast<double>(info(j, k)) * (static_cast<double>(cur(k)) - static_cast<double>(tilde(k)));
+        j_delta += j_entry(info, transposed, j, k) * (static_cast<double>(cur(k)) - static_cast<double>(tilde(k)));
     }
     const double mj = j < penalized ? 1.0 : 0.0;
     grad(j) = static_cast<S>(

@@ -227,8 +227,8 @@ class Passes {
     Vector dir;     // the Newton direction
     Vector grad;    // g at β
     Matrix info;    // J of the earlier batches (0 for the first)
-    bool info_symmetric = false;  // host spaces: J(j,k) == J(k,j) everywhere (every J committed here is; a
-                                  // restored one need not be), so host kernels may read J's rows for its columns
+    bool info_symmetric = false;  // J(j,k) == J(k,j) everywhere (every J committed here is; a restored one need
+                                  // not be), so J's kernels may read its rows for its columns (j_entry)
   };
   // Per-chunk double sums (batch weight, loss) and their host copy.
   struct ChunkSums {
@@ -309,6 +309,8 @@ class Passes {
   void accept_step(const Rows& rows, const Chunks& chunks, const BatchScalars& bs, const LineSearch& step,
                    GramRows& changes) const;
 
+  // Whether a(j,k) == a(k,j) for every entry (NaN is never equal): J's kernels then read its rows for its columns.
+  bool exactly_symmetric(const Matrix& a) const;
   // 6. info_new = info + G (G summed from `partial`); returns how many values of beta and info_new are not finite.
   long long commit(const Partial& partial, const Chunks& chunks, const Matrix& info, const Vector& beta,
                    const Matrix& info_new) const;

@@ -211,7 +211,7 @@ LineSearch Passes<Traits, S>::line_search(const Rows& rows, const Chunks& chunks
                                         Kokkos::View<LineSearch, memory_space>>{
                            coef.cur, coef.dir, coef.tilde, coef.cand, coef.info, scratch.chunk_sums, scratch.terms,
                            solve_status, scratch.result, q, chunks.count, bs.inv_n,
-                           static_cast<double>(std::numeric_limits<S>::epsilon())});
+                           static_cast<double>(std::numeric_limits<S>::epsilon()), coef.info_symmetric});
   Kokkos::deep_copy(space_, scratch.result_host, scratch.result);  // the one readback of a Newton iteration
   space_.fence();
   return scratch.result_host();
@@ -267,6 +267,15 @@ void Passes<Traits, S>::candidate(const Coefficients& coef, const Vector& direct
                                   long long penalized) const {
   Kokkos::parallel_for("rh::candidate", Kokkos::RangePolicy<execution_space>(space_, 0, coef.cand.extent(0)),
                        MakeCandidate<S, Vector>{coef.cand, coef.cur, direction, step, threshold, penalized});
+}
+
+template <class Traits, class S>
+bool Passes<Traits, S>::exactly_symmetric(const Matrix& a) const {
+  const long long q = a.extent(0);
+  long long asymmetric = 0;
+  Kokkos::parallel_reduce("rh::check_symmetry", Kokkos::RangePolicy<execution_space>(space_, 0, q * q),
+                          CountAsymmetric<Matrix>{a, q}, asymmetric);
+  return asymmetric == 0;
 }
 
 template <class Traits, class S>
@@ -364,7 +373,7 @@ void PenaltyPasses<Traits, S, Penalty>::assemble(bool with_hessian, const Partia
   Kokkos::parallel_for("rh::reduce_assemble",
                        Kokkos::RangePolicy<typename Base::execution_space>(base_.space(), with_hessian ? 0 : items, items + q),
                        Kernel{partial, coef.info, hessian, coef.grad, coef.cur, coef.tilde, known, q, chunks.count,
-                              bs.penalized, bs.inv_n, bs.ridge, bs.historical, by_rows});
+                              bs.penalized, bs.inv_n, bs.ridge, bs.historical, by_rows, coef.info_symmetric});
 }
 
 template <class Traits, class S, class Penalty>
