@@ -152,6 +152,16 @@ struct OnSpace {
     return out;
   }
 
+  // The problem's coefficient views: cand, cur, β̃, g and J.
+  static typename Passes::Coefficients coefficients(const Problem& pr) {
+    typename Passes::Coefficients coef;
+    coef.cand = vector(pr.cand);
+    coef.cur = vector(pr.cur);
+    coef.tilde = vector(pr.tilde);
+    coef.grad = vector(pr.grad);
+    coef.info = matrix(pr.info, pr.q);
+    return coef;
+  }
   // The problem's batch staged on the space (pass 1), with its chunks.
   struct Staged {
     Vector buffer;
@@ -751,12 +761,7 @@ TEST_CASE_TEMPLATE_DEFINE("evaluate gives the reference's sums and row weights f
         const Problem pr = make_problem<S>(sc, shape.n, shape.p, shape.intercept, 41);
         const ref::Rows rows = reference_rows(pr);
         auto st = sp.stage(pr);
-        typename OnSpace<T>::Passes::Coefficients coef;
-        coef.cand = OnSpace<T>::vector(pr.cand);
-        coef.cur = OnSpace<T>::vector(pr.cur);
-        coef.tilde = OnSpace<T>::vector(pr.tilde);
-        coef.grad = OnSpace<T>::vector(pr.grad);
-        coef.info = OnSpace<T>::matrix(pr.info, pr.q);
+        typename OnSpace<T>::Passes::Coefficients coef = OnSpace<T>::coefficients(pr);
         typename OnSpace<T>::Passes::Status status("status");
         detail::SolveReport report;  // the report of the last solve travels with the sums
         report.status = detail::solve_non_finite;
@@ -852,11 +857,7 @@ TEST_CASE_TEMPLATE_DEFINE("evaluate's J·delta is the in-order sum, and the next
     for (long long j = 0; j < q; ++j)
       for (long long k = 0; k < j; ++k) asym[static_cast<size_t>(j * q + k)] = round_to<S>(0.5 - pr.info[static_cast<size_t>(k * q + j)]);
     auto st = sp.stage(pr);
-    typename OnSpace<T>::Passes::Coefficients coef;
-    coef.cand = OnSpace<T>::vector(pr.cand);
-    coef.cur = OnSpace<T>::vector(pr.cur);
-    coef.tilde = OnSpace<T>::vector(pr.tilde);
-    coef.grad = OnSpace<T>::vector(pr.grad);
+    typename OnSpace<T>::Passes::Coefficients coef = OnSpace<T>::coefficients(pr);
     typename OnSpace<T>::Passes::Status status("status");
     detail::BatchScalars bs;
     bs.n = pr.n;
