@@ -943,6 +943,33 @@ TEST_CASE_TEMPLATE_DEFINE("evaluate's J·delta is the in-order sum, and the next
 }
 TEST_CASE_TEMPLATE_APPLY(pass_j_delta, Targets);
 
+// The per-batch test that lets J's kernels read its rows for its columns: any one entry that differs from its mirror,
+// or a NaN (never equal to itself), makes J not exactly symmetric; the diagonal does not count.
+TEST_CASE_TEMPLATE_DEFINE("exactly_symmetric finds any entry that differs from its mirror", T, pass_symmetric) {
+  using S = typename T::S;
+  OnSpace<T> sp;
+  for (const Shape& shape : kShapes) {
+    const Problem pr = make_problem<S>(Scenario::random, shape.n, shape.p, shape.intercept, 53);
+    const long long q = pr.q;
+    CAPTURE(q);
+    CHECK(sp.passes.exactly_symmetric(OnSpace<T>::matrix(pr.info, q)));
+    const long long places[][2] = {{0, 1}, {q - 1, 0}, {q / 2, q - 1}};  // above and below the diagonal
+    for (const auto& place : places) {
+      const long long j = place[0], k = place[1];
+      Values changed = pr.info;
+      changed[static_cast<size_t>(j * q + k)] = round_to<S>(changed[static_cast<size_t>(j * q + k)] * 2.0 + 1.0);
+      CHECK_FALSE(sp.passes.exactly_symmetric(OnSpace<T>::matrix(changed, q)));
+      Values nan = pr.info;
+      nan[static_cast<size_t>(j * q + k)] = nan[static_cast<size_t>(k * q + j)] = std::numeric_limits<double>::quiet_NaN();
+      CHECK_FALSE(sp.passes.exactly_symmetric(OnSpace<T>::matrix(nan, q)));
+    }
+    Values diagonal = pr.info;
+    diagonal[0] = 12345.0;
+    CHECK(sp.passes.exactly_symmetric(OnSpace<T>::matrix(diagonal, q)));
+  }
+}
+TEST_CASE_TEMPLATE_APPLY(pass_symmetric, Targets);
+
 TEST_CASE_TEMPLATE_DEFINE("candidate and commit follow the reference, and commit counts non-finite values", T,
                           pass_commit) {
   using S = typename T::S;
