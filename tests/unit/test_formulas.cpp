@@ -357,11 +357,11 @@ void check_block_line_search_terms() {
     CAPTURE(rr[i]);
     CAPTURE(uu[i]);
     detail::LineSearchSums row_lanes, row_scalar;
-    detail::add_crossing_steps<dvec>(row_lanes, w, rr[i], uu[i], tau);
+    detail::add_crossing_steps<typename Block::DoubleBlock>(row_lanes, w, rr[i], uu[i], tau);
     row_scalar.add_crossing(w, rr[i], uu[i], tau);
     CHECK(same_steps(row_lanes, row_scalar) == detail::line_search_steps);
     if (i < r.size()) {
-      detail::add_crossing_steps<dvec>(in_lanes, w, rr[i], uu[i], tau);
+      detail::add_crossing_steps<typename Block::DoubleBlock>(in_lanes, w, rr[i], uu[i], tau);
       one_by_one.add_crossing(w, rr[i], uu[i], tau);
       ++rows;
     }

@@ -174,6 +174,7 @@ struct RowBlock {
   static constexpr int rows = W;
   static constexpr int double_lanes = Isa::vector_bytes / 8 < W ? Isa::vector_bytes / 8 : W;
   typedef double dvec __attribute__((vector_size(double_lanes * 8)));  // the line search's terms, in double
+  using DoubleBlock = RowBlock<double, Isa>;  // its vectors are dvec: the line search's formulas in double
   static_assert(L <= host_gram_tile, "the masked last block reads up to L - 1 values past the design's end");
   typedef S vec __attribute__((vector_size(bytes)));
   typedef std::conditional_t<sizeof(S) == 8, long long, int> lane_int;
@@ -453,22 +454,21 @@ KOKKOS_INLINE_FUNCTION double j_entry(const MView& info, bool transposed, long l
 }
 
 #if RH_ROW_BLOCKS
-// LineSearchSums::add_crossing with the steps in the lanes of D (a GNU vector of doubles): w·(ρ(r + t_k·u) − ρ(r))
-// by the same operations, each added to crossing[k] as the scalar loop adds it (t_k = 2⁻ᵏ exactly, as its halving
-// gives). A crossing row's 27 steps are otherwise 27 dependent rounds of branches.
-template <class D>
+// LineSearchSums::add_crossing with the steps in the lanes of a RowBlock<double, Isa>'s vectors: w·(ρ(r + t_k·u) −
+// ρ(r)) by the same operations (RowBlock::loss), each added to crossing[k] as the scalar loop adds it (t_k = 2⁻ᵏ
+// exactly, as its halving gives). A crossing row's 27 steps are otherwise 27 dependent rounds of branches.
+template <class DoubleBlock>
 void add_crossing_steps(LineSearchSums& acc, double w, double r, double u, double tau) {
-  constexpr int lanes = sizeof(D) / sizeof(double);
+  using D = typename DoubleBlock::vec;
+  constexpr int lanes = DoubleBlock::W;
   const double at_r = huber_loss(r, tau);
-  const D rv = r - D{}, uv = u - D{}, wv = w - D{}, tv = tau - D{}, at = at_r - D{}, zero{};
+  const D rv = r - D{}, uv = u - D{}, wv = w - D{}, at = at_r - D{};
   int k = 0;
   double t0 = 1.0;
   for (; k + lanes <= line_search_steps; k += lanes) {
-    D t;
+    D t = {}, loss = {};
     for (int e = 0; e < lanes; ++e, t0 *= 0.5) t[e] = t0;
-    const D end = rv + t * uv;
-    const D a = end < zero ? -end : end;
-    const D loss = a <= tv ? 0.5 * end * end : tv * a - 0.5 * tv * tv;
+    DoubleBlock::loss(rv + t * uv, tau, loss);
     D sum;
     __builtin_memcpy(&sum, &acc.crossing[k], sizeof sum);
     sum += wv * (loss - at);
@@ -532,7 +532,7 @@ struct LineSearchRows {
       const typename LineSearchSums::RowTerms<dvec> t(dw, dr, du, tau_d, dmag);
       for (int e = 0; e < DW; ++e) {
         acc.add_terms(static_cast<double>(loss[g + e]), t.linear[e], t.square[e], t.noise[e]);
-        if (t.crosses[e]) add_crossing_steps<dvec>(acc, dw[e], dr[e], du[e], tau);
+        if (t.crosses[e]) add_crossing_steps<typename Block::DoubleBlock>(acc, dw[e], dr[e], du[e], tau);
       }
     }
   }
