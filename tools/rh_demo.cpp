@@ -69,6 +69,8 @@ struct Run {
   double ms_per_batch;
   int iterations;
   bool converged;
+  long long alone;  // batches run on the calling thread alone (Diagnostics::calling_thread_only)
+  long long batches;
 };
 
 template <class S>
@@ -78,6 +80,7 @@ Run stream(rh::Space space, const Data& d, const Options& o) {
   rh::Regressor model(space, rh::dtype_of<S>());
   int iterations = 0;
   bool converged = true;
+  long long alone = 0;
   const long long batches = (o.rows + o.batch - 1) / o.batch;
   const auto t0 = std::chrono::steady_clock::now();
   for (long long b = 0; b < batches; ++b) {
@@ -85,10 +88,11 @@ Run stream(rh::Space space, const Data& d, const Options& o) {
     const auto& diag = model.partial_fit(rh::host_batch(x.data() + r0 * o.features, y.data() + r0, n, o.features));
     iterations += diag.iterations;
     converged = converged && diag.converged;
+    alone += diag.calling_thread_only ? 1 : 0;
   }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return {fmt::format("{}/{}", rh::space_name(space), rh::dtype_name(rh::dtype_of<S>())), model.coefficients(),
-          ms / static_cast<double>(batches), iterations, converged};
+          ms / static_cast<double>(batches), iterations, converged, alone, batches};
 }
 
 }  // namespace
@@ -123,11 +127,12 @@ int main(int argc, char** argv) {
       runs.push_back(stream<double>(s.space, d, o));
       runs.push_back(stream<float>(s.space, d, o));
     }
-    fmt::print("\n  {:<15} {:>12} {:>12} {:>10} {:>14} {}\n", "space/dtype", "‖β−β*‖", "OLS ‖β−β*‖", "iterations",
-               "ms per batch", "all converged");
+    fmt::print("\n  {:<15} {:>12} {:>12} {:>10} {:>14} {:>14} {}\n", "space/dtype", "‖β−β*‖", "OLS ‖β−β*‖",
+               "iterations", "ms per batch", "thread alone", "all converged");
     for (const auto& r : runs)
-      fmt::print("  {:<15} {:>12.5f} {:>12.5f} {:>10} {:>14.3f} {}\n", r.label, error_norm(r.beta, d.truth), ols_err,
-                 r.iterations, r.ms_per_batch, r.converged ? "yes" : "no");
+      fmt::print("  {:<15} {:>12.5f} {:>12.5f} {:>10} {:>14.3f} {:>14} {}\n", r.label, error_norm(r.beta, d.truth),
+                 ols_err, r.iterations, r.ms_per_batch, fmt::format("{}/{}", r.alone, r.batches),
+                 r.converged ? "yes" : "no");
 
     // Agreement: every run against the first float64 run (float32 runs are held to a float32 bound).
     const Run& ref = runs.front();

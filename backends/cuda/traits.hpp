@@ -16,6 +16,7 @@ struct Traits {
   using execution_space = Kokkos::Cuda;
   static constexpr Space id = Space::cuda;
   static constexpr bool host = false;
+  using calling_thread = void;
   static constexpr int team_size = 256;
   static constexpr int gram_tile = 16;    // 16×16 entries: one per thread of a 256-thread team
   // From q = 128 on, 64×64 tiles with a 4×4 block of entries per thread in registers: the narrow path is bound by

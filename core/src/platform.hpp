@@ -7,6 +7,8 @@
 //   InputFile     CreateFileW(OPEN_EXISTING) + GetFileType == FILE_TYPE_DISK and not a directory; ReadFile.
 //   process_id    GetCurrentProcessId.
 //   physical_memory_bytes  GlobalMemoryStatusEx.
+//   thread_cpu_seconds  QueryThreadCycleTime over the processor's cycle rate, or -1 (GetThreadTimes advances only at
+//                 the scheduler tick, ~15.6 ms: too coarse for a batch of a few ms).
 // Every failure throws rh::Error(Errc::invalid_argument) whose message names the path and the system's reason.
 #pragma once
 #include <cstddef>
@@ -45,5 +47,9 @@ std::uint64_t process_id() noexcept;
 
 // The host's physical memory in bytes (0 when unknown). Windows: GlobalMemoryStatusEx's ullTotalPhys.
 std::uint64_t physical_memory_bytes() noexcept;
+
+// Seconds of CPU time the calling thread has used (user and system), or -1 when the platform cannot say. It tells
+// whether the thread waited for a core during an interval (rh/detail/thread_choice.hpp).
+double thread_cpu_seconds() noexcept;
 
 }  // namespace rh::platform

@@ -47,6 +47,9 @@ struct Diagnostics {
   double lambda_value = 0.0;
   double bandwidth = 0.0;
   bool used_regularized_fallback = false;  // the minimum-norm (SVD) solve replaced LU at least once
+  // The batch ran on the calling thread alone, not on the space's threads (OpenMP, where they were measured slower:
+  // a machine whose cores are busy; docs/performance.md, "OpenMP on a loaded machine"). The same bits either way.
+  bool calling_thread_only = false;
 };
 
 // The renewable state as one field list (docs/architecture.md, "The state as one field list"). These two X-macros

@@ -4,6 +4,7 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <fmt/format.h>
@@ -19,10 +20,16 @@
 #include "rh/detail/method.hpp"
 #include "rh/detail/passes.hpp"
 #include "rh/detail/penalties.hpp"
+#include "rh/detail/thread_choice.hpp"
 #include "rh/error.hpp"
 #include "rh/regressor.hpp"  // memory_limit
 
 namespace rh::detail {
+
+// A launch that does nothing: its duration is how long the space's threads take to answer (ThreadChoice).
+struct EmptyLaunch {
+  KOKKOS_INLINE_FUNCTION void operator()(int) const {}
+};
 
 template <class Traits, class S>
 class Engine final : public EngineBase {
@@ -35,10 +42,38 @@ class Engine final : public EngineBase {
   using PenaltyPasses = detail::PenaltyPasses<Traits, S, Penalty>;
 
  public:
-  Engine(typename Traits::execution_space space, int device_id)
-      : passes_(std::move(space), device_id), device_id_(device_id) {}
+  // The space that runs a batch on the calling thread alone over the same views (Traits::calling_thread), when
+  // there is one; without one, AloneTraits is Traits and nothing runs alone.
+  using AloneTraits = std::conditional_t<std::is_void_v<typename Traits::calling_thread>, Traits,
+                                         typename Traits::calling_thread>;
+  static constexpr bool can_run_alone = !std::is_same_v<AloneTraits, Traits>;
+  using AlonePasses = detail::Passes<AloneTraits, S>;
+  static_assert(std::is_same_v<typename AlonePasses::Views, typename Passes::Views>,
+                "the calling thread's passes work on this space's views");
 
+  Engine(typename Traits::execution_space space, int device_id)
+      : passes_(std::move(space), device_id), alone_(alone_instance(passes_), device_id), device_id_(device_id) {}
+
+  // A batch runs on this space's instance, or, where the measurements say so, on the calling thread alone
+  // (rh/detail/thread_choice.hpp); both give the same bits.
   Diagnostics update(const Batch& batch, const Config& config, bool from_empty) override {
+    if constexpr (can_run_alone) {
+      const ThreadChoice::Clock start = ThreadChoice::now();
+      const bool alone = choice_.alone() || !choice_.threads_ready(empty_launch_seconds());
+      Diagnostics d =
+          alone ? update_on(alone_, batch, config, from_empty) : update_on(passes_, batch, config, from_empty);
+      choice_.record(alone, start, ThreadChoice::now(),
+                     static_cast<double>(batch.x.rows) * static_cast<double>(d.iterations + 1));
+      d.calling_thread_only = alone;
+      return d;
+    } else {
+      return update_on(passes_, batch, config, from_empty);
+    }
+  }
+
+ private:
+  template <class Run>
+  Diagnostics update_on(const Run& run, const Batch& batch, const Config& config, bool from_empty) {
     const long long p = batch.x.cols;
     const long long q = p + (config.fit_intercept ? 1 : 0);
     const long long n = batch.x.rows;
@@ -48,8 +83,8 @@ class Engine final : public EngineBase {
       throw Error(Errc::invalid_argument, fmt::format("the model has seen {} samples: {} more would reach 2^62, the "
                                                       "largest count a state may hold",
                                                       committed_.scalars.n_samples_seen, n));
-    prepare_work(n, q);
-    const double batch_weight = stage_and_validate(batch);
+    prepare_work(run, n, q);
+    const double batch_weight = stage_and_validate(run, batch);
     const double previous_weight = empty ? 0.0 : committed_.scalars.weight_sum;
     const double cumulative = previous_weight + batch_weight;
     // N_b and 1/N_b scale every term of F_b: both must be finite (weights whose running sum overflows, or so small
@@ -59,15 +94,15 @@ class Engine final : public EngineBase {
                   fmt::format("the cumulative sample weight N_b = {} + {} = {} is out of range: N_b and 1/N_b must be "
                               "finite; scale the sample weights",
                               previous_weight, batch_weight, cumulative));
-    const auto& space = passes_.space();
+    const auto& space = run.space();
     if (empty) {
       Kokkos::deep_copy(space, coef_.tilde, S(0));
       Kokkos::deep_copy(space, coef_.info, S(0));
     } else {
-      Kokkos::deep_copy(space, coef_.tilde, committed_.coefficients);
-      Kokkos::deep_copy(space, coef_.info, committed_.information);
+      run.copy(coef_.tilde, committed_.coefficients);
+      run.copy(coef_.info, committed_.information);
     }
-    coef_.info_symmetric = passes_.exactly_symmetric(coef_.info);
+    coef_.info_symmetric = run.exactly_symmetric(coef_.info);
 
     BatchScalars bs;
     const Diagnostics d = with_penalty(config.penalty, [&](auto tag) {
@@ -81,7 +116,7 @@ class Engine final : public EngineBase {
       bs.lambda = Penalty::lambda(config, cumulative, p);
       bs.historical = Penalty::historical(config, previous_weight, cumulative, committed_.scalars.previous_lambda);
       bs.ridge = config.ridge;
-      Solve<Penalty> solve(*this, bs);
+      Solve<Run, Penalty> solve(*this, run, bs);
       Diagnostics out = Penalty::solve(solve, config, bs);
       out.lambda_value = bs.lambda;
       out.bandwidth = bs.h;
@@ -95,15 +130,15 @@ class Engine final : public EngineBase {
                               d.objective));
     // J_new = J + Σ w φ_h(r(β_b)) x xᵀ and, with inference, K_new = K + Σ w ψ(r(β_b))² x xᵀ (docs/method.md §7,
     // §12), both from the row weights at the final β.
-    commit_gram();
-    long long bad = passes_.commit(partial_, chunks_, coef_.info, coef_.cur, info_new_);
+    commit_gram(run);
+    long long bad = run.commit(partial_, chunks_, coef_.info, coef_.cur, info_new_);
     if (config.inference) {
       if (empty) Kokkos::deep_copy(space, score_previous_, S(0));
-      else Kokkos::deep_copy(space, score_previous_, committed_.score_variance);
+      else run.copy(score_previous_, committed_.score_variance);
       // The last line search's u = X·d is spent by now: it carries k_i = w_i ψ(r_i)² into the squared-score Gram.
-      passes_.score_gram(rows_, chunks_, bs.has_weights, rows_.u, score_partial_);
+      run.score_gram(rows_, chunks_, bs.has_weights, rows_.u, score_partial_);
     }
-    bad += passes_.commit_score_variance(score_partial_, chunks_, config.inference, score_previous_, score_new_);
+    bad += run.commit_score_variance(score_partial_, chunks_, config.inference, score_previous_, score_new_);
     if (bad > 0)
       throw Error(Errc::numerical_error,
                   fmt::format("the update produced {} non-finite coefficient or information (J) values; the model "
@@ -112,11 +147,11 @@ class Engine final : public EngineBase {
     // The committed views become work views at the swap; when their shape is not q's (the first batch, or fit()
     // changing q), new work views are made first, so that nothing after the swap can fail.
     const bool same_shape = static_cast<long long>(committed_.coefficients.extent(0)) == q_;
-    Vector beta_work = same_shape ? committed_.coefficients : Vector(passes_.zeroed("rh::beta_work"), q_);
-    Matrix info_work = same_shape ? committed_.information : Matrix(passes_.zeroed("rh::information_new"), q_, q_);
+    Vector beta_work = same_shape ? committed_.coefficients : Vector(run.zeroed("rh::beta_work"), q_);
+    Matrix info_work = same_shape ? committed_.information : Matrix(run.zeroed("rh::information_new"), q_, q_);
     Matrix score_work = static_cast<long long>(committed_.score_variance.extent(0)) == q_
                             ? committed_.score_variance
-                            : Matrix(passes_.zeroed("rh::score_variance_new"), q_, q_);
+                            : Matrix(run.zeroed("rh::score_variance_new"), q_, q_);
     // Commit: the solved state is swapped in only now that nothing can fail.
     committed_.coefficients = std::exchange(coef_.cur, std::move(beta_work));
     committed_.information = std::exchange(info_new_, std::move(info_work));
@@ -133,16 +168,41 @@ class Engine final : public EngineBase {
     return d;
   }
 
+ public:
+
   void predict(const MatrixRef& x, Memory memory, void* out) override {
+    with_chosen([&](const auto& run) { predict_on(run, x, memory, out); });
+  }
+  // On the space's own instance always: R²'s sums are reduced per thread (Kokkos' own reduction), so they differ
+  // by rounding between thread counts, unlike the solver's chunked sums.
+  double score(const Batch& batch) override {
+    prepare_work(passes_, batch.x.rows, committed_.q());
+    stage_and_validate(passes_, batch);
+    passes_.predict(rows_.x, committed_.coefficients, rows_.s);
+    return passes_.r_squared(rows_, batch.x.rows, batch.weights != nullptr, rows_.s);
+  }
+
+ private:
+  // f(the passes of the current choice): prediction (one value per row, the same bits either way) follows the
+  // batches, without a probe or a measurement of its own.
+  template <class F>
+  void with_chosen(F&& f) {
+    if constexpr (can_run_alone) {
+      if (choice_.chosen_alone()) return f(alone_);
+    }
+    f(passes_);
+  }
+  template <class Run>
+  void predict_on(const Run& run, const MatrixRef& x, Memory memory, void* out) {
     const long long n = x.rows;
     Batch b;
     b.x = x;
     b.memory = memory;
-    prepare_work(n, committed_.q());
-    stage_and_validate(b);
-    passes_.predict(rows_.x, committed_.coefficients, rows_.s);
+    prepare_work(run, n, committed_.q());
+    stage_and_validate(run, b);
+    run.predict(rows_.x, committed_.coefficients, rows_.s);
     auto prediction = Kokkos::subview(rows_.s, Kokkos::make_pair(0LL, n));
-    const auto& space = passes_.space();
+    const auto& space = run.space();
     if (memory == Memory::host) {
       check_host_pointer(out, "the prediction output");
       Kokkos::View<S*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> dst(static_cast<S*>(out), n);
@@ -155,12 +215,7 @@ class Engine final : public EngineBase {
     space.fence();
   }
 
-  double score(const Batch& batch) override {
-    prepare_work(batch.x.rows, committed_.q());
-    stage_and_validate(batch);
-    passes_.predict(rows_.x, committed_.coefficients, rows_.s);
-    return passes_.r_squared(rows_, batch.x.rows, batch.weights != nullptr, rows_.s);
-  }
+ public:
 
   State export_state() const override {
     State st;
@@ -192,20 +247,24 @@ class Engine final : public EngineBase {
     long long min_norm = 0;  // minimum-norm fallbacks after a failed LU
   };
   const SolveCounts& solve_counts() const { return solve_counts_; }
+  // Where the next batch runs (rh/detail/thread_choice.hpp); only a space with a calling_thread space ever runs
+  // alone.
+  ThreadChoice& thread_choice() { return choice_; }
 
  private:
   // The named operations a penalty's solver is written against: the passes, bound to this engine's work views
   // and to the scalars of the batch.
-  template <class Penalty>
+  template <class Run, class Penalty>
   class Solve {
    public:
-    Solve(Engine& engine, const BatchScalars& bs) : e_(engine), bs_(bs), passes_(engine.passes_) {
-      const auto& space = e_.passes_.space();
+    Solve(Engine& engine, const Run& run, const BatchScalars& bs)
+        : e_(engine), run_(run), bs_(bs), passes_(run) {
+      const auto& space = run_.space();
       Kokkos::deep_copy(space, e_.coef_.cur, e_.coef_.tilde);  // β starts at β̃
       Kokkos::deep_copy(space, e_.coef_.cand, e_.coef_.cur);
       Kokkos::deep_copy(space, e_.coef_.grad, S(0));
       e_.gram_state_ = GramState::stale;
-      e_.gram_rows_.reset(e_.passes_, e_.chunks_.count);
+      e_.gram_rows_.reset(run_, e_.chunks_.count);
       scratch().j_delta_valid = false;  // J is this batch's now
     }
     // F_b at the candidate; leaves the candidate's row weights for the next gram_gradient and, with `gradient`,
@@ -217,7 +276,7 @@ class Engine final : public EngineBase {
     }
     // F_b at β itself (after a rejected candidate, so that the row weights are β's again).
     Evaluation<Penalty> evaluate_current() {
-      Kokkos::deep_copy(e_.passes_.space(), e_.coef_.cand, e_.coef_.cur);
+      Kokkos::deep_copy(run_.space(), e_.coef_.cand, e_.coef_.cur);
       return evaluate();
     }
     void assemble(bool with_hessian) {
@@ -226,7 +285,7 @@ class Engine final : public EngineBase {
     // The Newton system at β: its Gram from every row (first iteration of a batch) or the last one plus the
     // curvature changes of the accepted step (the delta Gram), the data gradient, then H and g.
     void newton_system() {
-      e_.passes_.gram_gradient(e_.rows_, e_.chunks_, true, e_.partial_, true,
+      run_.gram_gradient(e_.rows_, e_.chunks_, true, e_.partial_, true,
                                e_.gram_state_ == GramState::stale ? nullptr : &e_.gram_rows_);
       e_.gram_state_ = GramState::current;
       assemble(true);
@@ -234,17 +293,17 @@ class Engine final : public EngineBase {
     // d = H⁻¹ g, by Cholesky first when the ridge makes H positive definite (docs/method.md §8); its report comes
     // back with the next line search.
     void factor_solve() {
-      e_.passes_.factor_solve(e_.hessian_, e_.coef_.grad, e_.factor_, e_.coef_.dir, e_.solve_status_, bs_.ridge > 0);
+      run_.factor_solve(e_.hessian_, e_.coef_.grad, e_.factor_, e_.coef_.dir, e_.solve_status_, bs_.ridge > 0);
       solve_pending_ = true;
     }
     void min_norm_direction() {
-      e_.passes_.min_norm_solve(e_.hessian_, e_.coef_.grad, e_.coef_.dir);
+      run_.min_norm_solve(e_.hessian_, e_.coef_.grad, e_.coef_.dir);
       ++e_.solve_counts_.min_norm;
     }
     // Every step β − t·d priced from one pass, the first acceptable one chosen and written to the candidate.
     LineSearch line_search() {
       const LineSearch ls =
-          e_.passes_.line_search(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, e_.line_search_);
+          run_.line_search(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, e_.line_search_);
       if (solve_pending_) {  // the first line search after a factor_solve brings its report
         solve_pending_ = false;
         ++(ls.solve_method == solve_by_cholesky ? e_.solve_counts_.cholesky : e_.solve_counts_.lu);
@@ -256,7 +315,7 @@ class Engine final : public EngineBase {
     Evaluation<Penalty> evaluate_step(int step) {
       LineSearch ls;
       ls.step = step;
-      e_.passes_.candidate(e_.coef_, e_.coef_.dir, static_cast<S>(ls.t()), S(0), bs_.penalized);
+      run_.candidate(e_.coef_, e_.coef_.dir, static_cast<S>(ls.t()), S(0), bs_.penalized);
       return evaluate_keeping_weights();
     }
     // F_b at β by the same direct pass as evaluate_step, the row weights untouched: what the undecided steps are
@@ -265,7 +324,7 @@ class Engine final : public EngineBase {
     // differs from a direct pass by rounding (on CUDA the two kernels reduce in different orders), which in float32
     // can exceed a tiny step's change and reject every step.
     Evaluation<Penalty> evaluate_unmoved() {
-      Kokkos::deep_copy(e_.passes_.space(), e_.coef_.cand, e_.coef_.cur);
+      Kokkos::deep_copy(run_.space(), e_.coef_.cand, e_.coef_.cur);
       return evaluate_keeping_weights();
     }
     // β ← the accepted candidate β − t·d (in cand), with its row weights; the Gram now lags by this step's
@@ -273,13 +332,13 @@ class Engine final : public EngineBase {
     void accept_step(int step) {
       LineSearch ls;
       ls.step = step;
-      e_.passes_.accept_step(e_.rows_, e_.chunks_, bs_, ls, e_.gram_rows_);
+      run_.accept_step(e_.rows_, e_.chunks_, bs_, ls, e_.gram_rows_);
       accept();
       e_.gram_state_ = GramState::pending;
     }
     // cand = S(β − step·g, threshold).
     void proximal_candidate(double step, double threshold) {
-      e_.passes_.candidate(e_.coef_, e_.coef_.grad, static_cast<S>(step), static_cast<S>(threshold), bs_.penalized);
+      run_.candidate(e_.coef_, e_.coef_.grad, static_cast<S>(step), static_cast<S>(threshold), bs_.penalized);
     }
     void accept() { std::swap(e_.coef_.cur, e_.coef_.cand); }
 
@@ -291,12 +350,13 @@ class Engine final : public EngineBase {
                            bs_);
     }
     typename PenaltyPasses<Penalty>::Scratch& scratch() {
-      return std::get<typename PenaltyPasses<Penalty>::Scratch>(e_.evaluation_scratch_);
+      return std::get<typename PenaltyPasses<Penalty>::Scratch>(e_.evaluation_scratch_);  // shared by both runs
     }
 
     Engine& e_;
+    const Run& run_;  // the passes the batch runs on
     const BatchScalars& bs_;
-    PenaltyPasses<Penalty> passes_;
+    detail::PenaltyPasses<typename Run::traits, S, Penalty> passes_;
     bool solve_pending_ = false;  // a factor_solve whose report no evaluation has read yet
   };
 
@@ -325,11 +385,12 @@ class Engine final : public EngineBase {
   // The commit's Gram Σ w φ(r(β_b)) x xᵀ per chunk (docs/method.md §7), in partial_: the last Newton system's as
   // it is, or plus one delta pass over the rows the last accepted step changed, or from every row. The one place
   // the commit forms its Gram; a commit that needs another weighted pass over every row takes the `stale` branch.
-  void commit_gram() {
+  template <class Run>
+  void commit_gram(const Run& run) {
     switch (gram_state_) {
       case GramState::current: break;
-      case GramState::pending: passes_.gram_gradient(rows_, chunks_, true, partial_, false, &gram_rows_); break;
-      case GramState::stale: passes_.gram_gradient(rows_, chunks_, true, partial_, false); break;
+      case GramState::pending: run.gram_gradient(rows_, chunks_, true, partial_, false, &gram_rows_); break;
+      case GramState::stale: run.gram_gradient(rows_, chunks_, true, partial_, false); break;
     }
   }
 
@@ -364,24 +425,27 @@ class Engine final : public EngineBase {
 
   // Readies the work views for n rows of q coefficients: checks the size first, then allocates every new view
   // before any is swapped in, so that a failed allocation leaves the engine exactly as it was.
-  void prepare_work(long long n, long long q) {
+  // New views are allocated (and zeroed) by the passes the batch runs on: on the calling thread alone, no launch
+  // waits for the space's threads.
+  template <class Run>
+  void prepare_work(const Run& run, long long n, long long q) {
     const bool grows = q != q_ || n > static_cast<long long>(rows_.y.extent(0)) ||
                        n * q + host_gram_tile > static_cast<long long>(design_buffer_.extent(0));
     if (grows) check_size(n, q);  // only when something will be allocated (on a device it asks the driver)
     if (q != q_) {
       typename Passes::Coefficients coef;
-      coef.cur = Vector(passes_.zeroed("rh::beta_work"), q);
-      coef.cand = Vector(passes_.zeroed("rh::candidate"), q);
-      coef.tilde = Vector(passes_.zeroed("rh::beta_previous"), q);
-      coef.dir = Vector(passes_.zeroed("rh::direction"), q);
-      coef.grad = Vector(passes_.zeroed("rh::gradient"), q);
-      coef.info = Matrix(passes_.zeroed("rh::information_previous"), q, q);
-      Matrix info_new(passes_.zeroed("rh::information_new"), q, q);
-      Matrix score_previous(passes_.zeroed("rh::score_variance_previous"), q, q);
-      Matrix score_new(passes_.zeroed("rh::score_variance_new"), q, q);
-      Matrix hessian(passes_.zeroed("rh::hessian"), q, q);
-      Matrix factor(passes_.zeroed("rh::factor"), q, q);
-      Status status = solve_status_.data() ? solve_status_ : Status(passes_.zeroed("rh::solve_status"));
+      coef.cur = Vector(run.zeroed("rh::beta_work"), q);
+      coef.cand = Vector(run.zeroed("rh::candidate"), q);
+      coef.tilde = Vector(run.zeroed("rh::beta_previous"), q);
+      coef.dir = Vector(run.zeroed("rh::direction"), q);
+      coef.grad = Vector(run.zeroed("rh::gradient"), q);
+      coef.info = Matrix(run.zeroed("rh::information_previous"), q, q);
+      Matrix info_new(run.zeroed("rh::information_new"), q, q);
+      Matrix score_previous(run.zeroed("rh::score_variance_previous"), q, q);
+      Matrix score_new(run.zeroed("rh::score_variance_new"), q, q);
+      Matrix hessian(run.zeroed("rh::hessian"), q, q);
+      Matrix factor(run.zeroed("rh::factor"), q, q);
+      Status status = solve_status_.data() ? solve_status_ : Status(run.zeroed("rh::solve_status"));
       coef_ = std::move(coef);
       info_new_ = std::move(info_new);
       score_previous_ = std::move(score_previous);
@@ -394,24 +458,25 @@ class Engine final : public EngineBase {
       design_buffer_ = Vector();  // its row capacity was counted in units of the old q
       q_ = q;
     }
-    reserve_rows(n);
+    reserve_rows(run, n);
   }
 
   // Grows the row workspace to n rows (it never shrinks, so a steady stream allocates nothing); all or nothing.
-  void reserve_rows(long long n) {
+  template <class Run>
+  void reserve_rows(const Run& run, long long n) {
     if (n * q_ + host_gram_tile > static_cast<long long>(design_buffer_.extent(0)) ||
         n > static_cast<long long>(rows_.y.extent(0))) {
       const long long rows = std::max<long long>(n, static_cast<long long>(rows_.y.extent(0)));
-      Vector design = passes_.design_buffer(rows, q_);
+      Vector design = run.design_buffer(rows, q_);
       typename Passes::Rows grown;
-      grown.y = Vector(passes_.uninitialized("rh::y"), rows);
-      grown.w = Vector(passes_.uninitialized("rh::weights"), rows);
-      grown.s = Vector(passes_.uninitialized("rh::score_weights"), rows);
-      grown.c = Vector(passes_.uninitialized("rh::curvature_weights"), rows);
-      grown.r = Vector(passes_.uninitialized("rh::residuals"), rows);
-      grown.u = Vector(passes_.uninitialized("rh::direction_rows"), rows);
-      grown.dc = Vector(passes_.uninitialized("rh::curvature_changes"), rows);
-      grown.changed = typename Passes::Index(passes_.uninitialized("rh::changed_rows"), rows);
+      grown.y = Vector(run.uninitialized("rh::y"), rows);
+      grown.w = Vector(run.uninitialized("rh::weights"), rows);
+      grown.s = Vector(run.uninitialized("rh::score_weights"), rows);
+      grown.c = Vector(run.uninitialized("rh::curvature_weights"), rows);
+      grown.r = Vector(run.uninitialized("rh::residuals"), rows);
+      grown.u = Vector(run.uninitialized("rh::direction_rows"), rows);
+      grown.dc = Vector(run.uninitialized("rh::curvature_changes"), rows);
+      grown.changed = typename Passes::Index(run.uninitialized("rh::changed_rows"), rows);
       design_buffer_ = std::move(design);
       rows_ = std::move(grown);
     }
@@ -419,11 +484,12 @@ class Engine final : public EngineBase {
   }
 
   // Pass 1: the batch into the row workspace, counted and checked; returns its weight W_b.
-  double stage_and_validate(const Batch& b) {
+  template <class Run>
+  double stage_and_validate(const Run& run, const Batch& b) {
     const long long n = b.x.rows;
-    chunks_ = passes_.chunks_for(n, q_);
-    const BatchCounts counts = passes_.stage(b, rows_, host_input_);
-    const BatchCheck check = passes_.validate(counts, rows_, b.weights != nullptr, chunks_, weight_sums_);
+    chunks_ = run.chunks_for(n, q_);
+    const BatchCounts counts = run.stage(b, rows_, host_input_);
+    const BatchCheck check = run.validate(counts, rows_, b.weights != nullptr, chunks_, weight_sums_);
     require_valid(check);
     return check.weight_sum;
   }
@@ -466,7 +532,25 @@ class Engine final : public EngineBase {
     using type = std::tuple<typename PenaltyPasses<P>::Scratch...>;
   };
 
+  // Seconds one empty launch on the space's threads takes, to its end (rh/detail/thread_choice.hpp).
+  double empty_launch_seconds() const {
+    const auto& space = passes_.space();
+    const auto start = std::chrono::steady_clock::now();
+    Kokkos::parallel_for("rh::threads_ready",
+                         Kokkos::RangePolicy<typename Traits::execution_space>(space, 0, Traits::concurrency()),
+                         EmptyLaunch{});
+    space.fence();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  // The instance the calling thread alone runs on (Traits::calling_thread's), or this space's own when there is none.
+  static typename AloneTraits::execution_space alone_instance(const Passes& passes) {
+    if constexpr (can_run_alone) return AloneTraits::instance(0);
+    else return passes.space();
+  }
+
   Passes passes_;
+  AlonePasses alone_;  // the same passes on the calling thread alone (unused when !can_run_alone)
+  ThreadChoice choice_;
   int device_id_;
   Committed committed_;
   long long q_ = 0;  // coefficients of the work views

@@ -181,15 +181,24 @@ struct ScoreSums {
   double residual = 0.0;
 };
 
-template <class Traits, class S>
-class Passes {
- public:
-  using execution_space = typename Traits::execution_space;
-  using memory_space = typename execution_space::memory_space;
+// dst[i] = src[i] (Passes::copy).
+template <class T>
+struct CopyValues {
+  T* dst;
+  const T* src;
+  KOKKOS_INLINE_FUNCTION void operator()(long long i) const { dst[i] = src[i]; }
+};
+
+// The work views of a solve, by dtype, memory space and design layout alone: the host spaces (Serial, OpenMP) share
+// them, so that an engine may run a batch's passes on another host space over the same views (docs/performance.md,
+// "OpenMP on a loaded machine"). Their allocating members take the Passes whose instance allocates.
+template <class S, class MemorySpace, class DesignLayout>
+struct WorkViews {
+  using memory_space = MemorySpace;
   using Vector = Kokkos::View<S*, memory_space>;
   using Matrix = Kokkos::View<S**, Kokkos::LayoutRight, memory_space>;  // q × q
   // n × q, in the layout the space reads fastest; it views a buffer from design_buffer().
-  using Design = Kokkos::View<S**, typename execution_space::array_layout, memory_space, Kokkos::MemoryUnmanaged>;
+  using Design = Kokkos::View<S**, DesignLayout, memory_space, Kokkos::MemoryUnmanaged>;
   using Partial = Kokkos::View<S**, Kokkos::LayoutRight, memory_space>;  // chunks × (q² + q)
   using Status = Kokkos::View<SolveReport, memory_space>;
   using DoubleVector = Kokkos::View<double*, memory_space>;
@@ -209,7 +218,16 @@ class Passes {
   struct GramRows {
     ChunkInts count;  // rows listed in Rows::changed, or gram_all_rows
     ChunkInts age;    // delta updates since the chunk's partial Gram was last computed from every row
-    void reset(const Passes& on, long long chunks);  // sized for `chunks`, every age 0
+    template <class On>
+    void reset(const On& on, long long chunks) {  // sized for `chunks`, every age 0
+      if (static_cast<long long>(count.extent(0)) < chunks) {
+        ChunkInts grown_count(on.zeroed("rh::gram_rows_count"), chunks);
+        ChunkInts grown_age(on.zeroed("rh::gram_rows_age"), chunks);
+        count = grown_count;
+        age = grown_age;
+      }
+      Kokkos::deep_copy(on.space(), age, 0);
+    }
   };
   // Where a line search leaves its per-chunk sums, per-coefficient terms and result.
   struct LineSearchScratch {
@@ -217,7 +235,18 @@ class Passes {
     DoubleVector terms;
     Kokkos::View<LineSearch, memory_space> result;
     typename Kokkos::View<LineSearch, memory_space>::HostMirror result_host;
-    void reserve(const Passes& on, long long chunks, long long q);
+    template <class On>
+    void reserve(const On& on, long long chunks, long long q) {
+      if (static_cast<long long>(chunk_sums.extent(0)) < chunks)
+        chunk_sums = Kokkos::View<LineSearchSums*, memory_space>(on.zeroed("rh::line_search_sums"), chunks);
+      if (static_cast<long long>(terms.extent(0)) < 3 * q)
+        terms = DoubleVector(on.zeroed("rh::line_search_terms"), 3 * q);
+      if (!result.data()) {
+        Kokkos::View<LineSearch, memory_space> grown(on.zeroed("rh::line_search"));
+        result_host = Kokkos::create_mirror_view(grown);
+        result = grown;
+      }
+    }
   };
   // The coefficient-side views of a solve.
   struct Coefficients {
@@ -234,8 +263,43 @@ class Passes {
   struct ChunkSums {
     DoubleVector values;
     typename DoubleVector::HostMirror host;
-    void reserve(const Passes& on, long long count);
+    template <class On>
+    void reserve(const On& on, long long count) {
+      if (static_cast<long long>(values.extent(0)) >= count) return;
+      DoubleVector grown(on.zeroed("rh::chunk_values"), count);
+      host = Kokkos::create_mirror_view(grown);
+      values = grown;
+    }
   };
+  // Where host arrays bound for a space with its own memory land (unused on host spaces, which read them in
+  // place): the caller's X as laid out, on the space; they get there through the process's pinned staging pool
+  // (rh/detail/staging_pool.hpp).
+  struct HostInput {
+    Vector device;
+  };
+};
+
+template <class Traits, class S>
+class Passes {
+ public:
+  using traits = Traits;
+  using execution_space = typename Traits::execution_space;
+  using memory_space = typename execution_space::memory_space;
+  using Views = WorkViews<S, memory_space, typename execution_space::array_layout>;
+  using Vector = typename Views::Vector;
+  using Matrix = typename Views::Matrix;
+  using Design = typename Views::Design;
+  using Partial = typename Views::Partial;
+  using Status = typename Views::Status;
+  using DoubleVector = typename Views::DoubleVector;
+  using Index = typename Views::Index;
+  using ChunkInts = typename Views::ChunkInts;
+  using Rows = typename Views::Rows;
+  using GramRows = typename Views::GramRows;
+  using LineSearchScratch = typename Views::LineSearchScratch;
+  using Coefficients = typename Views::Coefficients;
+  using ChunkSums = typename Views::ChunkSums;
+  using HostInput = typename Views::HostInput;
 
   Passes(execution_space space, int device_id) : space_(space), device_id_(device_id) {}
   const execution_space& space() const { return space_; }
@@ -245,6 +309,19 @@ class Passes {
   auto zeroed(const std::string& label) const { return Kokkos::view_alloc(space_, label); }
   auto uninitialized(const std::string& label) const {
     return Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, label);
+  }
+  // dst ← src (contiguous views of one size) on this instance. On a host, Kokkos copies views above 80 KiB with
+  // the default host space's threads whatever instance it is given; this copy stays on the instance, so that a
+  // batch on the calling thread alone never waits for the OpenMP threads (rh/detail/thread_choice.hpp).
+  template <class View>
+  void copy(const View& dst, const View& src) const {
+    if constexpr (Traits::host) {
+      Kokkos::parallel_for("rh::copy",
+                           Kokkos::RangePolicy<execution_space>(space_, 0, static_cast<long long>(src.span())),
+                           CopyValues<typename View::value_type>{dst.data(), src.data()});
+    } else {
+      Kokkos::deep_copy(space_, dst, src);
+    }
   }
   // A host copy of a view of this space (the view itself when its memory is host memory), complete on return.
   template <class View>
@@ -260,13 +337,6 @@ class Passes {
   // A buffer for n rows of q values, padded by host_gram_tile values.
   Vector design_buffer(long long n, long long q) const;
   static Design design_view(const Vector& buffer, long long n, long long q) { return Design(buffer.data(), n, q); }
-
-  // Where host arrays bound for a space with its own memory land (unused on host spaces, which read them in
-  // place): the caller's X as laid out, on the space; they get there through the process's pinned staging pool
-  // (rh/detail/staging_pool.hpp).
-  struct HostInput {
-    Vector device;
-  };
 
   // 1. stage + validate. stage copies the batch and counts its bad values in one pass; its pointers are checked
   // (host or this space's device memory); input is the staging of host arrays for a space whose memory is not host
@@ -330,6 +400,37 @@ class Passes {
 };
 
 // The passes whose arithmetic depends on the penalty.
+// Where an evaluation leaves its per-chunk losses, per-coefficient terms and sums (shared by the host spaces, as
+// WorkViews are).
+template <class Views, class Penalty>
+struct EvaluationScratch {
+  using Terms = Kokkos::View<EvaluationSums<Penalty>*, typename Views::memory_space>;
+  using SumsView = Kokkos::View<EvaluationSums<Penalty>, typename Views::memory_space>;
+  using DoubleVector = typename Views::DoubleVector;
+  typename Views::ChunkSums chunk_loss;
+  Terms terms;
+  DoubleVector delta;    // β_cand − β̃ in double, once per evaluation (FinishEvaluation's q² product reads it)
+  DoubleVector j_delta;  // J·delta, as FinishEvaluation summed it
+  bool j_delta_valid = false;  // j_delta is of this batch's J (a solve starts with it false)
+  SumsView sums;
+  typename SumsView::HostMirror sums_host;
+  template <class On>
+  void reserve(const On& on, long long chunks, long long q) {
+    chunk_loss.reserve(on, chunks);
+    if (static_cast<long long>(terms.extent(0)) != q) terms = Terms(on.zeroed("rh::coefficient_terms"), q);
+    if (static_cast<long long>(delta.extent(0)) != q) delta = DoubleVector(on.zeroed("rh::coefficient_delta"), q);
+    if (static_cast<long long>(j_delta.extent(0)) != q) {
+      j_delta = DoubleVector(on.zeroed("rh::coefficient_j_delta"), q);
+      j_delta_valid = false;
+    }
+    if (!sums.data()) {
+      SumsView made(on.zeroed("rh::sums"));
+      sums_host = Kokkos::create_mirror_view(made);
+      sums = made;
+    }
+  }
+};
+
 template <class Traits, class S, class Penalty>
 class PenaltyPasses {
  public:
@@ -343,20 +444,9 @@ class PenaltyPasses {
   using ChunkSums = typename Base::ChunkSums;
   using DoubleVector = typename Base::DoubleVector;
   using memory_space = typename Base::memory_space;
-  using Terms = Kokkos::View<EvaluationSums<Penalty>*, memory_space>;
-  using SumsView = Kokkos::View<EvaluationSums<Penalty>, memory_space>;
-
-  // Where an evaluation leaves its per-chunk losses, per-coefficient terms and sums.
-  struct Scratch {
-    ChunkSums chunk_loss;
-    Terms terms;
-    DoubleVector delta;    // β_cand − β̃ in double, once per evaluation (FinishEvaluation's q² product reads it)
-    DoubleVector j_delta;  // J·delta, as FinishEvaluation summed it
-    bool j_delta_valid = false;  // j_delta is of this batch's J (a solve starts with it false)
-    SumsView sums;
-    typename SumsView::HostMirror sums_host;
-    void reserve(const Base& on, long long chunks, long long q);
-  };
+  using Scratch = EvaluationScratch<typename Base::Views, Penalty>;
+  using Terms = typename Scratch::Terms;
+  using SumsView = typename Scratch::SumsView;
 
   explicit PenaltyPasses(const Base& base) : base_(base) {}
 

@@ -17,14 +17,6 @@
 
 namespace rh::detail {
 
-template <class Traits, class S>
-void Passes<Traits, S>::ChunkSums::reserve(const Passes& on, long long count) {
-  if (static_cast<long long>(values.extent(0)) >= count) return;
-  DoubleVector grown(on.zeroed("rh::chunk_values"), count);
-  host = Kokkos::create_mirror_view(grown);
-  values = grown;
-}
-
 // The per-chunk partial Gram costs chunks·(q²+q) values written and read back each iteration: keep it below a
 // quarter of X (n·q values) where that still leaves min_chunks chunks, and never give a chunk fewer rows than one
 // staging block. A function of n and q only, so results never depend on the thread count.
@@ -173,28 +165,6 @@ void Passes<Traits, S>::gram_gradient(const Rows& rows, const Chunks& chunks, bo
 }
 
 template <class Traits, class S>
-void Passes<Traits, S>::GramRows::reset(const Passes& on, long long chunks) {
-  if (static_cast<long long>(count.extent(0)) < chunks) {
-    ChunkInts grown_count(on.zeroed("rh::gram_rows_count"), chunks), grown_age(on.zeroed("rh::gram_rows_age"), chunks);
-    count = grown_count;
-    age = grown_age;
-  }
-  Kokkos::deep_copy(on.space(), age, 0);
-}
-
-template <class Traits, class S>
-void Passes<Traits, S>::LineSearchScratch::reserve(const Passes& on, long long chunks, long long q) {
-  if (static_cast<long long>(chunk_sums.extent(0)) < chunks)
-    chunk_sums = Kokkos::View<LineSearchSums*, memory_space>(on.zeroed("rh::line_search_sums"), chunks);
-  if (static_cast<long long>(terms.extent(0)) < 3 * q) terms = DoubleVector(on.zeroed("rh::line_search_terms"), 3 * q);
-  if (!result.data()) {
-    Kokkos::View<LineSearch, memory_space> grown(on.zeroed("rh::line_search"));
-    result_host = Kokkos::create_mirror_view(grown);
-    result = grown;
-  }
-}
-
-template <class Traits, class S>
 LineSearch Passes<Traits, S>::line_search(const Rows& rows, const Chunks& chunks, const BatchScalars& bs,
                                           const Coefficients& coef, const Status& solve_status,
                                           LineSearchScratch& scratch) const {
@@ -333,22 +303,6 @@ double Passes<Traits, S>::r_squared(const Rows& rows, long long n, bool has_w, c
                           ScoreMoments<S, Vector>{rows.y, rows.w, prediction, has_w, 1, mean}, second);
   if (second.total == 0.0) return second.residual == 0.0 ? 1.0 : 0.0;
   return 1.0 - second.residual / second.total;
-}
-
-template <class Traits, class S, class Penalty>
-void PenaltyPasses<Traits, S, Penalty>::Scratch::reserve(const Base& on, long long chunks, long long q) {
-  chunk_loss.reserve(on, chunks);
-  if (static_cast<long long>(terms.extent(0)) != q) terms = Terms(on.zeroed("rh::coefficient_terms"), q);
-  if (static_cast<long long>(delta.extent(0)) != q) delta = DoubleVector(on.zeroed("rh::coefficient_delta"), q);
-  if (static_cast<long long>(j_delta.extent(0)) != q) {
-    j_delta = DoubleVector(on.zeroed("rh::coefficient_j_delta"), q);
-    j_delta_valid = false;
-  }
-  if (!sums.data()) {
-    SumsView made(on.zeroed("rh::sums"));
-    sums_host = Kokkos::create_mirror_view(made);
-    sums = made;
-  }
 }
 
 template <class Traits, class S, class Penalty>

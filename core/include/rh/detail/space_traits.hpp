@@ -5,6 +5,9 @@
 //   static constexpr Space id               its value in the public enum rh::Space
 //   static constexpr bool host              its memory is host memory: caller arrays are read in place, and the
 //                                           kernels take their host paths (one thread per team)
+//   using calling_thread                    traits of a host space that runs a batch on the calling thread alone
+//                                           over this space's views (the same bits), tried when this space's
+//                                           threads are measured slower (rh/detail/thread_choice.hpp); void: none
 //   static constexpr int team_size          threads per team of the row-chunk kernels
 //   static constexpr int gram_tile          Gram tile edge of the team path (the host path is fixed at 16)
 //   static constexpr int gram_wide_tile     Gram tile edge of the register-tiled team path, taken from q = 2 tiles
@@ -48,6 +51,18 @@ constexpr bool check_space_traits() {
   static_assert(T::host == Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                                       typename T::execution_space::memory_space>::accessible,
                 "Traits::host must say whether the space's memory is host memory");
+  if constexpr (!std::is_void_v<typename T::calling_thread>) {
+    using C = typename T::calling_thread;
+    static_assert(T::host && C::host, "only a host space runs on the calling thread");
+    static_assert(std::is_same_v<typename C::execution_space::memory_space,
+                                 typename T::execution_space::memory_space> &&
+                      std::is_same_v<typename C::execution_space::array_layout,
+                                     typename T::execution_space::array_layout> &&
+                      C::min_chunks == T::min_chunks && C::max_chunks == T::max_chunks &&
+                      C::stage_rows == T::stage_rows && C::team_size == T::team_size &&
+                      C::independent_instances == T::independent_instances,
+                  "the calling thread's space shares the views, the row chunks (so the bits) and the threading rule");
+  }
   static_assert(T::team_size >= 1 && T::gram_tile >= 1 && T::stage_rows >= 1, "team tuning must be positive");
   static_assert(T::gram_wide_tile == 0 || (T::gram_wide_tile % 16 == 0 && T::team_size == 256),
                 "the register-tiled Gram uses 16×16 threads, each with a (gram_wide_tile/16)² block");

@@ -1,0 +1,76 @@
+// The measured choice between a host space's threads and the calling thread alone (rh/detail/thread_choice.hpp).
+#include "rh/detail/thread_choice.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "platform.hpp"
+
+namespace rh::detail {
+
+ThreadChoice::Clock ThreadChoice::now() noexcept {
+  Clock c;
+  c.wall = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  c.cpu = platform::thread_cpu_seconds();
+  return c;
+}
+
+void ThreadChoice::lost_probe(double probe_cost, double chosen_cost) {
+  // Waiting w batches spreads the probe's excess (probe − chosen, in batches of the chosen way) over w of them.
+  const double excess = chosen_cost > 0.0 ? probe_cost / chosen_cost - 1.0 : 1.0;
+  const double spread = std::min(probe_overhead * std::max(excess, 1.0), static_cast<double>(max_wait));
+  last_wait_ = std::min(max_wait, std::max(2 * last_wait_, static_cast<long long>(std::ceil(spread))));
+  wait_ = last_wait_;
+}
+
+bool ThreadChoice::threads_ready(double launch_seconds) {
+  if (launch_seconds <= launch_limit) return true;
+  if (!alone_) last_wait_ = 0;  // the threads were chosen: this is the first sign, not a losing probe
+  alone_ = true;
+  probing_ = false;
+  last_wait_ = std::min(max_wait, std::max<long long>(1, 2 * last_wait_));
+  wait_ = last_wait_;
+  return false;
+}
+
+void ThreadChoice::record(bool alone, const Clock& start, const Clock& end, double work) {
+  const double seconds = end.wall - start.wall;
+  if (!(seconds > 0.0) || !(work > 0.0)) return;  // a clock that did not move says nothing
+  const double cost = seconds / work;
+  const bool cpu_known = start.cpu >= 0.0 && end.cpu >= 0.0;
+  const double cpu = cpu_known ? end.cpu - start.cpu : 0.0;
+  const bool waited = cpu_known && cpu < loaded_share * seconds;  // the calling thread waited for a core
+  const int way = alone ? 1 : 0, chosen = alone_ ? 1 : 0;
+  const bool probe = probing_;
+  probing_ = false;
+  quiet_wall_ = alone ? quiet_wall_ + seconds : 0.0;
+  quiet_cpu_ = alone ? quiet_cpu_ + cpu : 0.0;
+  if (probe) {
+    if (cost < switch_margin * last_cost_[chosen]) {  // the probe won
+      alone_ = alone;
+      last_wait_ = 0;
+      threads_best_ = alone ? -1.0 : cost;
+    } else {
+      lost_probe(cost, last_cost_[chosen]);
+    }
+    last_cost_[way] = cost;
+    return;
+  }
+  last_cost_[way] = cost;
+  if (!alone) threads_best_ = threads_best_ < 0.0 ? cost : std::min(threads_best_, cost);
+  if (wait_ > 0) {
+    --wait_;
+    return;
+  }
+  if (!alone_) {
+    probing_ = waited || cost > slowdown * threads_best_;
+  } else if (quiet_wall_ >= quiet_seconds || !cpu_known) {
+    // Alone, the thread had its core to itself long enough (or the platform cannot tell): the threads may be
+    // faster again.
+    probing_ = !cpu_known || quiet_cpu_ >= quiet_share * quiet_wall_;
+    quiet_wall_ = quiet_cpu_ = 0.0;
+  }
+}
+
+}  // namespace rh::detail

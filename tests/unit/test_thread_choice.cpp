@@ -1,0 +1,161 @@
+// The choice between a host space's threads and the calling thread alone (rh/detail/thread_choice.hpp): the rule
+// itself on measured clocks given to it, and, on every space, that a batch alone gives the same bits as on the
+// threads and launches nothing on them.
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "rh/detail/engine.hpp"
+#include "rh/detail/thread_choice.hpp"
+#include "support.hpp"
+
+using namespace rh;
+using namespace rh::test;
+using rh::detail::ThreadChoice;
+
+namespace {
+
+// Feeds `choice` one batch that ran where it said: threads_seconds or alone_seconds of wall time per unit of work,
+// the calling thread busy for `share` of it (negative: the platform cannot tell); returns whether it ran alone.
+struct Clocked {
+  ThreadChoice choice;
+  double now = 0.0, cpu = 0.0;
+  bool batch(double threads_seconds, double alone_seconds, double share) {
+    const bool alone = choice.alone();
+    const double seconds = alone ? alone_seconds : threads_seconds;
+    const ThreadChoice::Clock start{now, share < 0 ? -1.0 : cpu};
+    now += seconds;
+    cpu += share < 0 ? 0.0 : share * seconds;
+    const ThreadChoice::Clock end{now, share < 0 ? -1.0 : cpu};
+    choice.record(alone, start, end, 1.0);
+    return alone;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the thread choice stays on quiet threads, goes alone when they slow down, and comes back") {
+  Clocked c;
+  // Quiet: the threads twice as fast as alone, with jitter below `slowdown`: never a probe.
+  for (int b = 0; b < 200; ++b) REQUIRE_FALSE(c.batch(0.002 * (1.0 + 0.2 * (b % 3)), 0.004, 1.0));
+  // Loaded: the threads 100× slower. The next batch tries alone, which wins, and the choice stays alone while the
+  // calling thread waits for its core (its share below quiet_share).
+  CHECK_FALSE(c.batch(0.2, 0.005, 1.0));
+  CHECK(c.batch(0.2, 0.005, 0.6));
+  CHECK(c.choice.chosen_alone());
+  for (int b = 0; b < 1000; ++b) REQUIRE(c.batch(0.2, 0.005, 0.6));
+  // Quiet again: once the calling thread had its core to itself for a whole window of quiet_seconds (the window
+  // running when the load ended may still hold loaded batches: at most two windows), the threads are tried, and win.
+  int alone = 0;
+  while (c.batch(0.002, 0.004, 1.0)) ++alone;
+  CHECK(alone * 0.004 >= ThreadChoice::quiet_seconds - 1e-12);
+  CHECK(alone * 0.004 <= 2 * ThreadChoice::quiet_seconds + 0.004 + 1e-12);
+  CHECK_FALSE(c.choice.chosen_alone());
+  // A threads batch during which the calling thread waited for a core is also a reason to try alone; alone
+  // losing keeps the threads.
+  CHECK_FALSE(c.batch(0.002, 0.004, 0.5));
+  CHECK(c.batch(0.002, 0.004, 1.0));
+  CHECK_FALSE(c.choice.chosen_alone());
+  CHECK_FALSE(c.batch(0.002, 0.004, 1.0));
+  // An empty launch that takes longer than launch_limit: alone at once.
+  CHECK(c.choice.threads_ready(ThreadChoice::launch_limit / 2));
+  CHECK_FALSE(c.choice.threads_ready(ThreadChoice::launch_limit * 2));
+  CHECK(c.choice.chosen_alone());
+  CHECK(c.choice.alone());
+}
+
+// Threads 100× slower than alone, the calling thread with a core to itself (one busy process on two cores: the
+// calling thread's core is free, its partner's is not): probes keep losing, and the waits make their cost at most
+// about a tenth of the stream's.
+TEST_CASE("losing probes cost at most about a tenth of a stream") {
+  for (const double share : {1.0, -1.0}) {  // measured, or a platform without the thread's CPU clock
+    CAPTURE(share);
+    Clocked c;
+    c.choice.threads_ready(1.0);  // start alone
+    const double alone_cost = 0.004, threads_cost = 0.4;
+    double total = 0.0;
+    long long probes = 0;
+    const long long batches = 20000;
+    for (long long b = 0; b < batches; ++b) {
+      const bool alone = c.choice.alone();
+      probes += alone ? 0 : 1;
+      total += alone ? alone_cost : threads_cost;
+      c.batch(threads_cost, alone_cost, share);
+      REQUIRE(c.choice.chosen_alone());
+    }
+    MESSAGE("share " << share << ": " << probes << " probes over " << batches << " batches, overhead "
+                     << total / (batches * alone_cost) - 1.0);
+    CHECK(probes >= 2);  // it does keep trying
+    CHECK(total <= 1.15 * batches * alone_cost);
+  }
+}
+
+TEST_CASE("clocks that did not move, or no work, change nothing") {
+  Clocked c;
+  ThreadChoice::Clock t{1.0, 1.0};
+  c.choice.record(false, t, t, 1.0);
+  c.choice.record(false, t, ThreadChoice::Clock{2.0, 2.0}, 0.0);
+  CHECK_FALSE(c.choice.alone());
+  const ThreadChoice::Clock a = ThreadChoice::now(), b = ThreadChoice::now();
+  CHECK(b.wall >= a.wall);
+  if (a.cpu >= 0) CHECK(b.cpu >= a.cpu);  // POSIX: the thread's CPU clock
+}
+
+namespace {
+std::set<std::pair<uint32_t, std::string>>* launched_on = nullptr;
+void on_launch(const char* name, uint32_t device, uint64_t*) { launched_on->insert({device, name}); }
+}  // namespace
+
+// A stream whose batches alternate between the threads and the calling thread alone ends in the same state, bit
+// for bit, as the same stream on the threads throughout and alone throughout; a batch alone says so in its
+// diagnostics and launches nothing on the space's threads (no barrier waits for them). q = 111 makes J bigger
+// than the size from which Kokkos copies host views with the default host space's threads.
+TEST_CASE_TEMPLATE_DEFINE("batches on the calling thread alone give the same bits and never wait for the threads",
+                          T, thread_choice_bits) {
+  using Engine = detail::Engine<typename T::Traits, typename T::S>;
+  CAPTURE(T::name());
+  Data d = linear_data(6000, 110, 97, 0.3);
+  for (long long i = 0; i < d.n; i += 17) d.y[static_cast<size_t>(i)] += 25.0;
+  for (const Penalty penalty : {Penalty::none, Penalty::l1}) {
+    const std::string penalty_label = penalty_name(penalty);
+    CAPTURE(penalty_label);
+    Config cfg;
+    cfg.penalty = penalty;
+    Engine threads(T::Traits::instance(0), 0), alone(T::Traits::instance(0), 0), mixed(T::Traits::instance(0), 0);
+    const uint32_t threads_device = Kokkos::Tools::Experimental::device_id(T::Traits::instance(0));
+    for (long long b = 0; b < 6; ++b) {
+      CAPTURE(b);
+      const TypedBatch t = make_batch(d, T::dtype, b * 1000, 1000);
+      threads.thread_choice().choose(false);
+      alone.thread_choice().choose(true);
+      mixed.thread_choice().choose(b % 2 == 1);
+      threads.update(t.batch, cfg, false);
+      std::set<std::pair<uint32_t, std::string>> devices;
+      launched_on = &devices;
+      namespace K = Kokkos::Tools::Experimental;
+      const auto saved = K::get_callbacks();
+      K::set_begin_parallel_for_callback(&on_launch);
+      K::set_begin_parallel_reduce_callback(&on_launch);
+      K::set_begin_parallel_scan_callback(&on_launch);
+      const Diagnostics on_its_own = alone.update(t.batch, cfg, false);
+      K::set_callbacks(saved);
+      launched_on = nullptr;
+      const Diagnostics m = mixed.update(t.batch, cfg, false);
+      CHECK(on_its_own.calling_thread_only == Engine::can_run_alone);
+      // (a batch chosen on the threads may still run alone: the empty launch before it decides, and this machine
+      // may be busy)
+      if (b % 2 == 1) CHECK(m.calling_thread_only == Engine::can_run_alone);
+      if (!Engine::can_run_alone) CHECK_FALSE(m.calling_thread_only);
+      CHECK(!devices.empty());
+      for (const auto& [device, name] : devices) {
+        CAPTURE(name);
+        if (Engine::can_run_alone) CHECK(device != threads_device);
+      }
+      CHECK(same_state(alone.export_state(), threads.export_state()));
+      CHECK(same_state(mixed.export_state(), threads.export_state()));
+    }
+  }
+}
+TEST_CASE_TEMPLATE_APPLY(thread_choice_bits, Targets);
