@@ -149,9 +149,10 @@ TEST_CASE_TEMPLATE_DEFINE("batches on the calling thread alone give the same bit
       if (b % 2 == 1) CHECK(m.calling_thread_only == Engine::can_run_alone);
       if (!Engine::can_run_alone) CHECK_FALSE(m.calling_thread_only);
       CHECK(!devices.empty());
-      for (const auto& [device, name] : devices) {
-        CAPTURE(name);
-        if (Engine::can_run_alone) CHECK(device != threads_device);
+      for (const auto& launch : devices) {  // (device id, kernel label)
+        const std::string& label = launch.second;
+        CAPTURE(label);
+        if (Engine::can_run_alone) CHECK(launch.first != threads_device);
       }
       CHECK(same_state(alone.export_state(), threads.export_state()));
       CHECK(same_state(mixed.export_state(), threads.export_state()));
