@@ -38,11 +38,11 @@ struct Clocked {
 
 TEST_CASE("the thread choice stays on quiet threads, goes alone when they slow down, and comes back") {
   Clocked c;
-  // Quiet: the threads twice as fast as alone, with jitter below `slowdown`: never a probe.
-  for (int b = 0; b < 200; ++b) REQUIRE_FALSE(c.batch(0.002 * (1.0 + 0.2 * (b % 3)), 0.004, 1.0));
-  // Loaded: the threads 100× slower. The next batch tries alone, which wins, and the choice stays alone while the
-  // calling thread waits for its core (its share below quiet_share).
-  CHECK_FALSE(c.batch(0.2, 0.005, 1.0));
+  // Quiet: the threads twice as fast as alone, their batch costs varying 3×: never a probe.
+  for (int b = 0; b < 200; ++b) REQUIRE_FALSE(c.batch(0.002 * (1.0 + (b % 3)), 0.004, 1.0));
+  // Loaded: the threads 100× slower, the calling thread waiting for its core. The next batch tries alone, which
+  // wins, and the choice stays alone while the calling thread waits for its core (its share below quiet_share).
+  CHECK_FALSE(c.batch(0.2, 0.005, 0.5));
   CHECK(c.batch(0.2, 0.005, 0.6));
   CHECK(c.choice.chosen_alone());
   for (int b = 0; b < 1000; ++b) REQUIRE(c.batch(0.2, 0.005, 0.6));

@@ -4,10 +4,12 @@
 // On a machine whose cores are taken by other processes, every launch of a batch ends in a barrier that may wait a
 // whole scheduler time slice (~8 ms here) for a thread that was set aside: a batch on the threads then costs 10–100×
 // one on the calling thread alone (docs/performance.md, "OpenMP on a loaded machine"). The choice is measured, never
-// guessed. Each batch's wall time per unit of work is recorded, and the other way is tried on one batch (a probe)
-// only when the measurements say it may win: the threads' batch cost well above their best, or the calling thread
-// waited for a core during it; alone, the calling thread had its core to itself over the last `quiet_seconds`. A
-// probe that wins switches. One that loses waits before the next, long enough that probing costs at most about a
+// guessed. Before each batch on the threads, an empty launch on them must come back within launch_limit. Each
+// batch's wall time per unit of work is recorded, and the other way is tried on one batch (a probe) only when the
+// calling thread's CPU clock says it may win: on the threads, the calling thread waited for a core during the
+// batch; alone, it had its core to itself over the last `quiet_seconds`. (A batch's cost per unit of work varies
+// 1.6× between the batches of one quiet stream, with the iterations' mix: too noisy a signal to start a probe, but
+// enough to compare a probe with the batch before it.) A probe that wins switches. One that loses waits before the next, long enough that probing costs at most about a
 // tenth of the batches' time (the wait grows with what the losing probe cost), and twice as long each time.
 #pragma once
 
@@ -28,8 +30,6 @@ class ThreadChoice {
   // ... and the share, over at least quiet_seconds of batches alone, above which it had a core to itself.
   static constexpr double quiet_share = 0.95;
   static constexpr double quiet_seconds = 0.05;
-  // A batch on the threads that costs this much more than their best is a reason to try alone.
-  static constexpr double slowdown = 1.5;
   // A probe switches when it costs less than this fraction of the other way's last batch: timing noise alone does
   // not flip the choice back and forth.
   static constexpr double switch_margin = 0.8;
@@ -63,7 +63,6 @@ class ThreadChoice {
   bool alone_ = false;     // the choice
   bool probing_ = false;   // the next batch tries the other way
   double last_cost_[2] = {0.0, 0.0};  // seconds per unit of work of the last batch on the threads [0] and alone [1]
-  double threads_best_ = -1.0;        // the lowest cost on the threads since they were last chosen (< 0: none)
   double quiet_wall_ = 0.0, quiet_cpu_ = 0.0;  // batches alone since the last probe: wall and the thread's CPU time
   long long wait_ = 0;                // batches before a probe may be tried
   long long last_wait_ = 0;           // the wait after the last losing probe
