@@ -532,14 +532,20 @@ class Engine final : public EngineBase {
     using type = std::tuple<typename PenaltyPasses<P>::Scratch...>;
   };
 
-  // Seconds one empty launch on the space's threads takes, to its end (rh/detail/thread_choice.hpp).
+  // Seconds an empty launch on the space's threads takes, to its end, right after another (rh/detail/thread_choice.hpp):
+  // the first wakes threads that went to sleep since the last batch (tens of µs on a quiet VM), the second finds
+  // them running unless the machine has no core for them.
   double empty_launch_seconds() const {
     const auto& space = passes_.space();
+    const auto launch = [&] {
+      Kokkos::parallel_for("rh::threads_ready",
+                           Kokkos::RangePolicy<typename Traits::execution_space>(space, 0, Traits::concurrency()),
+                           EmptyLaunch{});
+      space.fence();
+    };
+    launch();
     const auto start = std::chrono::steady_clock::now();
-    Kokkos::parallel_for("rh::threads_ready",
-                         Kokkos::RangePolicy<typename Traits::execution_space>(space, 0, Traits::concurrency()),
-                         EmptyLaunch{});
-    space.fence();
+    launch();
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   // The instance the calling thread alone runs on (Traits::calling_thread's), or this space's own when there is none.

@@ -4,13 +4,14 @@
 // On a machine whose cores are taken by other processes, every launch of a batch ends in a barrier that may wait a
 // whole scheduler time slice (~8 ms here) for a thread that was set aside: a batch on the threads then costs 10–100×
 // one on the calling thread alone (docs/performance.md, "OpenMP on a loaded machine"). The choice is measured, never
-// guessed. Before each batch on the threads, an empty launch on them must come back within launch_limit. Each
-// batch's wall time per unit of work is recorded, and the other way is tried on one batch (a probe) only when the
-// calling thread's CPU clock says it may win: on the threads, the calling thread waited for a core during the
-// batch; alone, it had its core to itself over the last `quiet_seconds`. (A batch's cost per unit of work varies
-// 1.6× between the batches of one quiet stream, with the iterations' mix: too noisy a signal to start a probe, but
-// enough to compare a probe with the batch before it.) A probe that wins switches. One that loses waits before the next, long enough that probing costs at most about a
-// tenth of the batches' time (the wait grows with what the losing probe cost), and twice as long each time.
+// guessed. Before each batch on the threads, an empty launch on them (the second of two: the first wakes them)
+// must come back within launch_limit. Each batch's wall time per unit of work is recorded, and the other way is
+// tried on one batch (a probe) only when the calling thread's CPU clock says it may win: on the threads, the calling
+// thread waited for a core during the batch; alone, it had its core to itself over the last `quiet_seconds`. (A
+// batch's cost per unit of work varies 1.6× between the batches of one quiet stream, with the iterations' mix: too
+// noisy to start a probe, but enough to compare a probe with the batch before it.) A probe that wins switches. One
+// that loses waits before the next, long enough that probing costs at most about a tenth of the batches' time (the
+// wait grows with what the losing probe cost), and twice as long each time.
 #pragma once
 
 namespace rh::detail {
@@ -48,8 +49,9 @@ class ThreadChoice {
     probing_ = false;
     wait_ = 0;
   }
-  // Before a batch on the threads, one empty launch on them: above launch_limit seconds a thread was not there to
-  // take its share (a quiet machine takes ~1 µs; a loaded one up to a time slice), and the batch runs alone.
+  // Before a batch on the threads, an empty launch on them right after another (which woke them): above
+  // launch_limit seconds a thread was not there to take its share (a quiet machine takes ~1 µs; a loaded one up to
+  // a time slice, ~8 ms here), and the batch runs alone.
   static constexpr double launch_limit = 100e-6;
   // Whether the threads answered the empty launch in time; when not, the choice becomes alone (until a probe says
   // otherwise).
