@@ -50,6 +50,7 @@ void ThreadChoice::record(bool alone, const Clock& start, const Clock& end, doub
     if (cost < switch_margin * last_cost_[chosen]) {  // the probe won
       alone_ = alone;
       last_wait_ = 0;
+      threads_best_ = alone ? -1.0 : cost;
     } else {
       lost_probe(cost, last_cost_[chosen]);
     }
@@ -57,12 +58,13 @@ void ThreadChoice::record(bool alone, const Clock& start, const Clock& end, doub
     return;
   }
   last_cost_[way] = cost;
+  if (!alone) threads_best_ = threads_best_ < 0.0 ? cost : std::min(threads_best_, cost);
   if (wait_ > 0) {
     --wait_;
     return;
   }
   if (!alone_) {
-    probing_ = waited;
+    probing_ = waited || cost > slowdown * threads_best_;
   } else if (quiet_wall_ >= quiet_seconds || !cpu_known) {
     // Alone, the thread had its core to itself long enough (or the platform cannot tell): the threads may be
     // faster again.

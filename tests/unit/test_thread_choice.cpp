@@ -38,8 +38,9 @@ struct Clocked {
 
 TEST_CASE("the thread choice stays on quiet threads, goes alone when they slow down, and comes back") {
   Clocked c;
-  // Quiet: the threads twice as fast as alone, their batch costs varying 3×: never a probe.
-  for (int b = 0; b < 200; ++b) REQUIRE_FALSE(c.batch(0.002 * (1.0 + (b % 3)), 0.004, 1.0));
+  // Quiet: the threads twice as fast as alone, their batch costs varying 2× (more than a quiet stream's): never a
+  // probe.
+  for (int b = 0; b < 200; ++b) REQUIRE_FALSE(c.batch(0.002 * (1.0 + 0.5 * (b % 3)), 0.004, 1.0));
   // Loaded: the threads 100× slower, the calling thread waiting for its core. The next batch tries alone, which
   // wins, and the choice stays alone while the calling thread waits for its core (its share below quiet_share).
   CHECK_FALSE(c.batch(0.2, 0.005, 0.5));
@@ -59,6 +60,13 @@ TEST_CASE("the thread choice stays on quiet threads, goes alone when they slow d
   CHECK(c.batch(0.002, 0.004, 1.0));
   CHECK_FALSE(c.choice.chosen_alone());
   CHECK_FALSE(c.batch(0.002, 0.004, 1.0));
+  // So is a threads batch that costs `slowdown` times their best, the calling thread busy all along (spinning at
+  // barriers while a partner thread waited for a core); here alone wins.
+  for (int b = 0; b < 20; ++b) REQUIRE_FALSE(c.batch(0.002, 0.004, 1.0));  // the wait after the lost probe
+  CHECK_FALSE(c.batch(0.002 * ThreadChoice::slowdown * 1.01, 0.004, 1.0));
+  CHECK(c.batch(0.05, 0.004, 0.7));
+  CHECK(c.choice.chosen_alone());
+  c.choice.choose(false);
   // An empty launch that takes longer than launch_limit: alone at once.
   CHECK(c.choice.threads_ready(ThreadChoice::launch_limit / 2));
   CHECK_FALSE(c.choice.threads_ready(ThreadChoice::launch_limit * 2));
@@ -92,6 +100,18 @@ TEST_CASE("losing probes cost at most about a tenth of a stream") {
   }
 }
 
+TEST_CASE("a batch on the threads stalls when the calling thread waited for a core long enough") {
+  const ThreadChoice::Clock start{1.0, 2.0};
+  const double t = ThreadChoice::stall_seconds;
+  CHECK_FALSE(ThreadChoice::stalled_since(start, {1.0 + 0.5 * t, 2.0}));             // too early to say
+  CHECK_FALSE(ThreadChoice::stalled_since(start, {1.0 + 2 * t, 2.0 + 2 * t * 0.9}));  // busy 90 %
+  CHECK(ThreadChoice::stalled_since(start, {1.0 + 2 * t, 2.0 + 2 * t * 0.5}));        // busy half the time
+  CHECK_FALSE(ThreadChoice::stalled_since({1.0, -1.0}, {1.0 + 2 * t, -1.0}));          // no CPU clock
+  ThreadChoice c;
+  c.stalled();
+  CHECK(c.chosen_alone());
+}
+
 TEST_CASE("clocks that did not move, or no work, change nothing") {
   Clocked c;
   ThreadChoice::Clock t{1.0, 1.0};
@@ -109,7 +129,8 @@ void on_launch(const char* name, uint32_t device, uint64_t*) { launched_on->inse
 }  // namespace
 
 // A stream whose batches alternate between the threads and the calling thread alone ends in the same state, bit
-// for bit, as the same stream on the threads throughout and alone throughout; a batch alone says so in its
+// for bit, as the same stream on the threads throughout and alone throughout, and so does one whose every batch
+// stalls on the threads and starts over alone; a batch alone says so in its
 // diagnostics and launches nothing on the space's threads (no barrier waits for them). q = 111 makes J bigger
 // than the size from which Kokkos copies host views with the default host space's threads.
 TEST_CASE_TEMPLATE_DEFINE("batches on the calling thread alone give the same bits and never wait for the threads",
@@ -123,7 +144,8 @@ TEST_CASE_TEMPLATE_DEFINE("batches on the calling thread alone give the same bit
     CAPTURE(penalty_label);
     Config cfg;
     cfg.penalty = penalty;
-    Engine threads(T::Traits::instance(0), 0), alone(T::Traits::instance(0), 0), mixed(T::Traits::instance(0), 0);
+    Engine threads(T::Traits::instance(0), 0), alone(T::Traits::instance(0), 0), mixed(T::Traits::instance(0), 0),
+        stalling(T::Traits::instance(0), 0);
     const uint32_t threads_device = Kokkos::Tools::Experimental::device_id(T::Traits::instance(0));
     for (long long b = 0; b < 6; ++b) {
       CAPTURE(b);
@@ -143,6 +165,13 @@ TEST_CASE_TEMPLATE_DEFINE("batches on the calling thread alone give the same bit
       K::set_callbacks(saved);
       launched_on = nullptr;
       const Diagnostics m = mixed.update(t.batch, cfg, false);
+      // A batch that stalls on the threads at its first or second checkpoint starts over alone.
+      stalling.thread_choice().choose(false);
+      stalling.thread_choice().simulate_stall(1 + static_cast<int>(b % 2));
+      const Diagnostics st = stalling.update(t.batch, cfg, false);
+      CHECK(st.calling_thread_only == Engine::can_run_alone);
+      CHECK(st.iterations == on_its_own.iterations);
+      CHECK(same_state(stalling.export_state(), threads.export_state()));
       CHECK(on_its_own.calling_thread_only == Engine::can_run_alone);
       // (a batch chosen on the threads may still run alone: the empty launch before it decides, and this machine
       // may be busy)

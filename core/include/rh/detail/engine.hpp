@@ -58,10 +58,20 @@ class Engine final : public EngineBase {
   // (rh/detail/thread_choice.hpp); both give the same bits.
   Diagnostics update(const Batch& batch, const Config& config, bool from_empty) override {
     if constexpr (can_run_alone) {
-      const ThreadChoice::Clock start = ThreadChoice::now();
-      const bool alone = choice_.alone() || !choice_.threads_ready(empty_launch_seconds());
-      Diagnostics d =
-          alone ? update_on(alone_, batch, config, from_empty) : update_on(passes_, batch, config, from_empty);
+      ThreadChoice::Clock start = ThreadChoice::now();
+      bool alone = choice_.alone() || !choice_.threads_ready(empty_launch_seconds());
+      Diagnostics d;
+      if (!alone) {
+        try {
+          StallWatch watch(*this, start);
+          d = update_on(passes_, batch, config, from_empty);
+        } catch (const ThreadsStalled&) {  // nothing was committed: the batch starts over alone
+          choice_.stalled();
+          alone = true;
+          start = ThreadChoice::now();
+        }
+      }
+      if (alone) d = update_on(alone_, batch, config, from_empty);
       choice_.record(alone, start, ThreadChoice::now(),
                      static_cast<double>(batch.x.rows) * static_cast<double>(d.iterations + 1));
       d.calling_thread_only = alone;
@@ -270,6 +280,7 @@ class Engine final : public EngineBase {
     // F_b at the candidate; leaves the candidate's row weights for the next gram_gradient and, with `gradient`,
     // its data gradient for the next assemble(false).
     Evaluation<Penalty> evaluate(bool gradient = false) {
+      e_.check_stall();
       return evaluation_of(passes_.evaluate(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, scratch(),
                                             gradient ? &e_.partial_ : nullptr),
                            bs_);
@@ -302,6 +313,7 @@ class Engine final : public EngineBase {
     }
     // Every step β − t·d priced from one pass, the first acceptable one chosen and written to the candidate.
     LineSearch line_search() {
+      e_.check_stall();
       const LineSearch ls =
           run_.line_search(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, e_.line_search_);
       if (solve_pending_) {  // the first line search after a factor_solve brings its report
@@ -532,6 +544,24 @@ class Engine final : public EngineBase {
     using type = std::tuple<typename PenaltyPasses<P>::Scratch...>;
   };
 
+  // Thrown out of a batch on the threads that stalled (ThreadChoice::stalled_since), caught by update().
+  struct ThreadsStalled {};
+  // While a batch runs on the threads, the solver's checkpoints (check_stall) compare its clocks with its start.
+  struct StallWatch {
+    Engine& e;
+    StallWatch(Engine& engine, const ThreadChoice::Clock& start) : e(engine) {
+      e.watching_ = true;
+      e.watch_start_ = start;
+    }
+    ~StallWatch() { e.watching_ = false; }
+  };
+  // Called by the solver once per Newton iteration and per evaluation: throws ThreadsStalled when the threads
+  // stalled the batch.
+  void check_stall() {
+    if (watching_ && (ThreadChoice::stalled_since(watch_start_, ThreadChoice::now()) || choice_.simulated_stall_now()))
+      throw ThreadsStalled{};
+  }
+
   // Seconds an empty launch on the space's threads takes, to its end, right after another (rh/detail/thread_choice.hpp):
   // the first wakes threads that went to sleep since the last batch (tens of µs on a quiet VM), the second finds
   // them running unless the machine has no core for them.
@@ -557,6 +587,8 @@ class Engine final : public EngineBase {
   Passes passes_;
   AlonePasses alone_;  // the same passes on the calling thread alone (unused when !can_run_alone)
   ThreadChoice choice_;
+  bool watching_ = false;             // a batch on the threads is being watched for a stall
+  ThreadChoice::Clock watch_start_;  // since when
   int device_id_;
   Committed committed_;
   long long q_ = 0;  // coefficients of the work views

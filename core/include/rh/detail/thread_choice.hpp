@@ -6,12 +6,12 @@
 // one on the calling thread alone (docs/performance.md, "OpenMP on a loaded machine"). The choice is measured, never
 // guessed. Before each batch on the threads, an empty launch on them (the second of two: the first wakes them)
 // must come back within launch_limit. Each batch's wall time per unit of work is recorded, and the other way is
-// tried on one batch (a probe) only when the calling thread's CPU clock says it may win: on the threads, the calling
-// thread waited for a core during the batch; alone, it had its core to itself over the last `quiet_seconds`. (A
-// batch's cost per unit of work varies 1.6× between the batches of one quiet stream, with the iterations' mix: too
-// noisy to start a probe, but enough to compare a probe with the batch before it.) A probe that wins switches. One
+// tried on one batch (a probe) only when the measurements say it may win: on the threads, the calling thread
+// waited for a core during the batch, or the batch cost `slowdown` times their best; alone, the calling thread had
+// its core to itself over the last `quiet_seconds`. A probe that wins switches. One
 // that loses waits before the next, long enough that probing costs at most about a tenth of the batches' time (the
-// wait grows with what the losing probe cost), and twice as long each time.
+// wait grows with what the losing probe cost), and twice as long each time. A batch on the threads that stalls
+// (stalled_since) starts over alone.
 #pragma once
 
 namespace rh::detail {
@@ -28,9 +28,15 @@ class ThreadChoice {
 
   // The calling thread's share of a core below which it waited for one (the machine is loaded).
   static constexpr double loaded_share = 0.8;
-  // ... and the share, over at least quiet_seconds of batches alone, above which it had a core to itself.
+  // ... and the share, over at least quiet_seconds of batches alone, above which it had a core to itself. A core to
+  // itself does not mean one for each thread (two busy processes may share the other core), and a probe then costs a
+  // slow batch on the threads (~0.3 s on the demo): a quarter second of evidence keeps short streams from paying it.
   static constexpr double quiet_share = 0.95;
-  static constexpr double quiet_seconds = 0.05;
+  static constexpr double quiet_seconds = 0.25;
+  // A batch on the threads that costs this many times their best is a reason to try alone: the batches of one
+  // quiet stream vary up to 1.6× in cost per unit of work (the mix of their iterations), a loaded machine's 3–100×
+  // (the calling thread may keep its core, spinning at barriers while a partner thread waits for one).
+  static constexpr double slowdown = 3.0;
   // A probe switches when it costs less than this fraction of the other way's last batch: timing noise alone does
   // not flip the choice back and forth.
   static constexpr double switch_margin = 0.8;
@@ -56,6 +62,20 @@ class ThreadChoice {
   // Whether the threads answered the empty launch in time; when not, the choice becomes alone (until a probe says
   // otherwise).
   bool threads_ready(double launch_seconds);
+  // Whether a batch on the threads running since `start` should stop and start over alone: after stall_seconds,
+  // the calling thread waited for a core more than loaded_share lets it (the batch's state is not committed until
+  // it ends, so starting over loses only the time spent). It changes nothing; stalled() makes the choice.
+  static constexpr double stall_seconds = 0.01;
+  static bool stalled_since(const Clock& start, const Clock& now) {
+    const double seconds = now.wall - start.wall;
+    return seconds >= stall_seconds && start.cpu >= 0.0 && now.cpu >= 0.0 &&
+           now.cpu - start.cpu < loaded_share * seconds;
+  }
+  // The threads stalled a batch: alone from here, as after a failed empty launch.
+  void stalled() { threads_ready(2 * launch_limit + 1.0); }
+  // The tests' stall: the next batch on the threads stalls at its `checks`-th checkpoint (0: none).
+  void simulate_stall(int checks) { simulated_stall_ = checks; }
+  bool simulated_stall_now() { return simulated_stall_ > 0 && --simulated_stall_ == 0; }
   // A batch that ran `alone` (or not) from `start` to `end` and did `work` units (rows × Newton iterations).
   void record(bool alone, const Clock& start, const Clock& end, double work);
 
@@ -66,8 +86,10 @@ class ThreadChoice {
   bool probing_ = false;   // the next batch tries the other way
   double last_cost_[2] = {0.0, 0.0};  // seconds per unit of work of the last batch on the threads [0] and alone [1]
   double quiet_wall_ = 0.0, quiet_cpu_ = 0.0;  // batches alone since the last probe: wall and the thread's CPU time
+  double threads_best_ = -1.0;        // the lowest cost on the threads since they were last chosen (< 0: none)
   long long wait_ = 0;                // batches before a probe may be tried
-  long long last_wait_ = 0;           // the wait after the last losing probe
+  long long last_wait_ = 0;
+  int simulated_stall_ = 0;           // the wait after the last losing probe
 };
 
 }  // namespace rh::detail
