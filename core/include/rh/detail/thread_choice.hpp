@@ -59,6 +59,9 @@ class ThreadChoice {
   // launch_limit seconds a thread was not there to take its share (a quiet machine takes ~1 µs; a loaded one up to
   // a time slice, ~8 ms here), and the batch runs alone.
   static constexpr double launch_limit = 100e-6;
+  // The first launch may take this long to wake sleeping threads (43–64 µs on the 2-core VM); beyond it, the threads
+  // are not there and the second launch is not tried.
+  static constexpr double wake_limit = 1e-3;
   // Whether the threads answered the empty launch in time; when not, the choice becomes alone (until a probe says
   // otherwise).
   bool threads_ready(double launch_seconds);
