@@ -24,14 +24,16 @@ void ThreadChoice::lost_probe(double probe_cost, double chosen_cost) {
   wait_ = last_wait_;
 }
 
-bool ThreadChoice::threads_ready(double launch_seconds) {
-  if (launch_seconds <= launch_limit) return true;
-  if (!alone_) last_wait_ = 0;  // the threads were chosen: this is the first sign, not a losing probe
-  alone_ = true;
+void ThreadChoice::stalled(double seconds) {
   probing_ = false;
-  last_wait_ = std::min(max_wait, std::max<long long>(1, 2 * last_wait_));
-  wait_ = last_wait_;
-  return false;
+  if (!alone_) {  // the threads were chosen: the first sign of a loaded machine
+    alone_ = true;
+    last_wait_ = 0;
+    wait_ = 1;
+    return;
+  }
+  // A probe of the threads that stalled lost, and cost `seconds` where the last batch alone took last_alone_seconds_.
+  lost_probe(seconds, last_alone_seconds_ > 0.0 ? last_alone_seconds_ : seconds);
 }
 
 void ThreadChoice::record(bool alone, const Clock& start, const Clock& end, double work) {
@@ -58,6 +60,7 @@ void ThreadChoice::record(bool alone, const Clock& start, const Clock& end, doub
     return;
   }
   last_cost_[way] = cost;
+  if (alone) last_alone_seconds_ = seconds;
   if (!alone) threads_best_ = threads_best_ < 0.0 ? cost : std::min(threads_best_, cost);
   if (wait_ > 0) {
     --wait_;

@@ -67,11 +67,26 @@ TEST_CASE("the thread choice stays on quiet threads, goes alone when they slow d
   CHECK(c.batch(0.05, 0.004, 0.7));
   CHECK(c.choice.chosen_alone());
   c.choice.choose(false);
-  // An empty launch that takes longer than launch_limit: alone at once.
-  CHECK(c.choice.threads_ready(ThreadChoice::launch_limit / 2));
-  CHECK_FALSE(c.choice.threads_ready(ThreadChoice::launch_limit * 2));
+  // A batch on the threads that stalled: alone at once; a probe of the threads that stalls later counts as a lost
+  // probe, with a wait that bounds what such probes cost (a 0.3 s stall against 4 ms batches alone: over 700).
+  c.choice.stalled(0.03);
   CHECK(c.choice.chosen_alone());
   CHECK(c.choice.alone());
+  int before_probe = 0;
+  while (c.choice.alone() && before_probe < 100000) {
+    c.batch(0.002, 0.004, 1.0);
+    ++before_probe;
+  }
+  CHECK(before_probe * 0.004 <= 2 * ThreadChoice::quiet_seconds + 0.01);
+  c.choice.stalled(0.3);
+  CHECK(c.choice.chosen_alone());
+  int waited = 0;
+  while (c.choice.alone() && waited < 100000) {
+    c.batch(0.002, 0.004, 1.0);
+    ++waited;
+  }
+  CHECK(waited >= 700);
+  CHECK(waited < 100000);
 }
 
 // Threads 100× slower than alone, the calling thread with a core to itself (one busy process on two cores: the
@@ -81,7 +96,7 @@ TEST_CASE("losing probes cost at most about a tenth of a stream") {
   for (const double share : {1.0, -1.0}) {  // measured, or a platform without the thread's CPU clock
     CAPTURE(share);
     Clocked c;
-    c.choice.threads_ready(1.0);  // start alone
+    c.choice.stalled(0.01);  // start alone
     const double alone_cost = 0.004, threads_cost = 0.4;
     double total = 0.0;
     long long probes = 0;
@@ -108,7 +123,7 @@ TEST_CASE("a batch on the threads stalls when the calling thread waited for a co
   CHECK(ThreadChoice::stalled_since(start, {1.0 + 2 * t, 2.0 + 2 * t * 0.5}));        // busy half the time
   CHECK_FALSE(ThreadChoice::stalled_since({1.0, -1.0}, {1.0 + 2 * t, -1.0}));          // no CPU clock
   ThreadChoice c;
-  c.stalled();
+  c.stalled(0.02);
   CHECK(c.chosen_alone());
 }
 

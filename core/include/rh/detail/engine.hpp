@@ -4,7 +4,6 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <fmt/format.h>
@@ -25,11 +24,6 @@
 #include "rh/regressor.hpp"  // memory_limit
 
 namespace rh::detail {
-
-// A launch that does nothing: its duration is how long the space's threads take to answer (ThreadChoice).
-struct EmptyLaunch {
-  KOKKOS_INLINE_FUNCTION void operator()(int) const {}
-};
 
 template <class Traits, class S>
 class Engine final : public EngineBase {
@@ -59,16 +53,17 @@ class Engine final : public EngineBase {
   Diagnostics update(const Batch& batch, const Config& config, bool from_empty) override {
     if constexpr (can_run_alone) {
       ThreadChoice::Clock start = ThreadChoice::now();
-      bool alone = choice_.alone() || !choice_.threads_ready(empty_launch_seconds());
+      bool alone = choice_.alone();
       Diagnostics d;
       if (!alone) {
         try {
           StallWatch watch(*this, start);
           d = update_on(passes_, batch, config, from_empty);
         } catch (const ThreadsStalled&) {  // nothing was committed: the batch starts over alone
-          choice_.stalled();
+          const ThreadChoice::Clock stop = ThreadChoice::now();
+          choice_.stalled(stop.wall - start.wall);
           alone = true;
-          start = ThreadChoice::now();
+          start = stop;
         }
       }
       if (alone) d = update_on(alone_, batch, config, from_empty);
@@ -562,25 +557,6 @@ class Engine final : public EngineBase {
       throw ThreadsStalled{};
   }
 
-  // Seconds an empty launch on the space's threads takes, to its end, right after another (rh/detail/thread_choice.hpp):
-  // the first wakes threads that went to sleep since the last batch (tens of µs on a quiet VM), the second finds
-  // them running unless the machine has no core for them.
-  double empty_launch_seconds() const {
-    const auto& space = passes_.space();
-    const auto launch = [&] {
-      Kokkos::parallel_for("rh::threads_ready",
-                           Kokkos::RangePolicy<typename Traits::execution_space>(space, 0, Traits::concurrency()),
-                           EmptyLaunch{});
-      space.fence();
-    };
-    const auto seconds_of = [&] {
-      const auto start = std::chrono::steady_clock::now();
-      launch();
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    };
-    const double waking = seconds_of();
-    return waking > ThreadChoice::wake_limit ? waking : seconds_of();  // no wake takes that long: no second try
-  }
   // The instance the calling thread alone runs on (Traits::calling_thread's), or this space's own when there is none.
   static typename AloneTraits::execution_space alone_instance(const Passes& passes) {
     if constexpr (can_run_alone) return AloneTraits::instance(0);

@@ -2,16 +2,16 @@
 // (Serial over the same views: the same bits, because host results do not depend on the thread count).
 //
 // On a machine whose cores are taken by other processes, every launch of a batch ends in a barrier that may wait a
-// whole scheduler time slice (~8 ms here) for a thread that was set aside: a batch on the threads then costs 10–100×
-// one on the calling thread alone (docs/performance.md, "OpenMP on a loaded machine"). The choice is measured, never
-// guessed. Before each batch on the threads, an empty launch on them (the second of two: the first wakes them)
-// must come back within launch_limit. Each batch's wall time per unit of work is recorded, and the other way is
-// tried on one batch (a probe) only when the measurements say it may win: on the threads, the calling thread
-// waited for a core during the batch, or the batch cost `slowdown` times their best; alone, the calling thread had
-// its core to itself over the last `quiet_seconds`. A probe that wins switches. One
-// that loses waits before the next, long enough that probing costs at most about a tenth of the batches' time (the
-// wait grows with what the losing probe cost), and twice as long each time. A batch on the threads that stalls
-// (stalled_since) starts over alone.
+// whole scheduler time slice (~8 ms here) for a thread that was set aside: a batch on the threads then costs up to
+// 100× one on the calling thread alone (docs/performance.md, "OpenMP on a loaded machine"). The choice is measured,
+// never guessed. A batch on the threads is watched: once the calling thread has waited for a core too long
+// (stalled_since) it stops and starts over alone, which loses only the time spent, since nothing is committed before
+// the end. Each batch's wall time per unit of work is recorded, and the other way is tried on one batch (a probe)
+// when the measurements say it may win: on the threads, the calling thread waited for a core during the batch, or
+// the batch cost `slowdown` times their best; alone, the calling thread had its core to itself over the last
+// `quiet_seconds`. A probe that wins switches. One that loses waits before the next, long enough that probing costs
+// at most about a tenth of the batches' time (the wait grows with what the losing probe cost), and twice as long
+// each time.
 #pragma once
 
 namespace rh::detail {
@@ -55,16 +55,6 @@ class ThreadChoice {
     probing_ = false;
     wait_ = 0;
   }
-  // Before a batch on the threads, an empty launch on them right after another (which woke them): above
-  // launch_limit seconds a thread was not there to take its share (a quiet machine takes ~1 µs; a loaded one up to
-  // a time slice, ~8 ms here), and the batch runs alone.
-  static constexpr double launch_limit = 100e-6;
-  // The first launch may take this long to wake sleeping threads (43–64 µs on the 2-core VM); beyond it, the threads
-  // are not there and the second launch is not tried.
-  static constexpr double wake_limit = 1e-3;
-  // Whether the threads answered the empty launch in time; when not, the choice becomes alone (until a probe says
-  // otherwise).
-  bool threads_ready(double launch_seconds);
   // Whether a batch on the threads running since `start` should stop and start over alone: after stall_seconds,
   // the calling thread waited for a core more than loaded_share lets it (the batch's state is not committed until
   // it ends, so starting over loses only the time spent). It changes nothing; stalled() makes the choice.
@@ -74,8 +64,9 @@ class ThreadChoice {
     return seconds >= stall_seconds && start.cpu >= 0.0 && now.cpu >= 0.0 &&
            now.cpu - start.cpu < loaded_share * seconds;
   }
-  // The threads stalled a batch: alone from here, as after a failed empty launch.
-  void stalled() { threads_ready(2 * launch_limit + 1.0); }
+  // The threads stalled a batch: alone from here (until a probe says otherwise); a stall after a probe of the
+  // threads counts as a lost probe.
+  void stalled(double seconds);  // `seconds`: the time the stalled batch took before it stopped
   // The tests' stall: the next batch on the threads stalls at its `checks`-th checkpoint (0: none).
   void simulate_stall(int checks) { simulated_stall_ = checks; }
   bool simulated_stall_now() { return simulated_stall_ > 0 && --simulated_stall_ == 0; }
@@ -89,6 +80,7 @@ class ThreadChoice {
   bool probing_ = false;   // the next batch tries the other way
   double last_cost_[2] = {0.0, 0.0};  // seconds per unit of work of the last batch on the threads [0] and alone [1]
   double quiet_wall_ = 0.0, quiet_cpu_ = 0.0;  // batches alone since the last probe: wall and the thread's CPU time
+  double last_alone_seconds_ = 0.0;  // wall time of the last batch alone
   double threads_best_ = -1.0;        // the lowest cost on the threads since they were last chosen (< 0: none)
   long long wait_ = 0;                // batches before a probe may be tried
   long long last_wait_ = 0;
