@@ -4,6 +4,7 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <fmt/format.h>
@@ -24,6 +25,11 @@
 #include "rh/regressor.hpp"  // memory_limit
 
 namespace rh::detail {
+
+// A launch that does nothing: its duration is how long the space's threads take to answer (ThreadChoice).
+struct EmptyLaunch {
+  KOKKOS_INLINE_FUNCTION void operator()(int) const {}
+};
 
 template <class Traits, class S>
 class Engine final : public EngineBase {
@@ -53,6 +59,12 @@ class Engine final : public EngineBase {
   Diagnostics update(const Batch& batch, const Config& config, bool from_empty) override {
     if constexpr (can_run_alone) {
       ThreadChoice::Clock start = ThreadChoice::now();
+      // The engine's first batch has no measurement to go by: alone if the machine was just seen busy, else an empty
+      // launch tells whether the threads are there.
+      if (choice_.first_batch() && !choice_.alone()) {
+        if (ThreadChoice::machine_busy(start)) choice_.start_alone();
+        else choice_.threads_ready(empty_launch_seconds());
+      }
       bool alone = choice_.alone();
       Diagnostics d;
       if (!alone) {
@@ -88,8 +100,9 @@ class Engine final : public EngineBase {
       throw Error(Errc::invalid_argument, fmt::format("the model has seen {} samples: {} more would reach 2^62, the "
                                                       "largest count a state may hold",
                                                       committed_.scalars.n_samples_seen, n));
-    prepare_work(run, n, q);
+    prepare_work(allocating(run), n, q);
     const double batch_weight = stage_and_validate(run, batch);
+    check_stall();
     const double previous_weight = empty ? 0.0 : committed_.scalars.weight_sum;
     const double cumulative = previous_weight + batch_weight;
     // N_b and 1/N_b scale every term of F_b: both must be finite (weights whose running sum overflows, or so small
@@ -152,11 +165,12 @@ class Engine final : public EngineBase {
     // The committed views become work views at the swap; when their shape is not q's (the first batch, or fit()
     // changing q), new work views are made first, so that nothing after the swap can fail.
     const bool same_shape = static_cast<long long>(committed_.coefficients.extent(0)) == q_;
-    Vector beta_work = same_shape ? committed_.coefficients : Vector(run.zeroed("rh::beta_work"), q_);
-    Matrix info_work = same_shape ? committed_.information : Matrix(run.zeroed("rh::information_new"), q_, q_);
+    const auto& alloc = allocating(run);
+    Vector beta_work = same_shape ? committed_.coefficients : Vector(alloc.zeroed("rh::beta_work"), q_);
+    Matrix info_work = same_shape ? committed_.information : Matrix(alloc.zeroed("rh::information_new"), q_, q_);
     Matrix score_work = static_cast<long long>(committed_.score_variance.extent(0)) == q_
                             ? committed_.score_variance
-                            : Matrix(run.zeroed("rh::score_variance_new"), q_, q_);
+                            : Matrix(alloc.zeroed("rh::score_variance_new"), q_, q_);
     // Commit: the solved state is swapped in only now that nothing can fail.
     committed_.coefficients = std::exchange(coef_.cur, std::move(beta_work));
     committed_.information = std::exchange(info_new_, std::move(info_work));
@@ -539,6 +553,14 @@ class Engine final : public EngineBase {
     using type = std::tuple<typename PenaltyPasses<P>::Scratch...>;
   };
 
+  // The passes that allocate (and zero) a batch's new views: on the calling thread where it can run alone (they
+  // are q- and chunk-sized; the row buffers are not initialized, so the threads still touch them first), so that
+  // no allocation waits for the threads on a loaded machine.
+  template <class Run>
+  const auto& allocating(const Run& run) const {
+    if constexpr (can_run_alone) return alone_;
+    else return run;
+  }
   // Thrown out of a batch on the threads that stalled (ThreadChoice::stalled_since), caught by update().
   struct ThreadsStalled {};
   // While a batch runs on the threads, the solver's checkpoints (check_stall) compare its clocks with its start.
@@ -557,6 +579,21 @@ class Engine final : public EngineBase {
       throw ThreadsStalled{};
   }
 
+  // Seconds an empty launch on the space's threads takes, right after another that woke them (threads that slept
+  // take 43–64 µs to wake on the 2-core VM); a waking launch beyond ThreadChoice::wake_limit is the answer itself.
+  double empty_launch_seconds() const {
+    const auto& space = passes_.space();
+    const auto seconds_of = [&] {
+      const auto start = std::chrono::steady_clock::now();
+      Kokkos::parallel_for("rh::threads_ready",
+                           Kokkos::RangePolicy<typename Traits::execution_space>(space, 0, Traits::concurrency()),
+                           EmptyLaunch{});
+      space.fence();
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    const double waking = seconds_of();
+    return waking > ThreadChoice::wake_limit ? waking : seconds_of();
+  }
   // The instance the calling thread alone runs on (Traits::calling_thread's), or this space's own when there is none.
   static typename AloneTraits::execution_space alone_instance(const Passes& passes) {
     if constexpr (can_run_alone) return AloneTraits::instance(0);
