@@ -2,7 +2,6 @@
 #include "rh/detail/thread_choice.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 
@@ -26,7 +25,6 @@ void ThreadChoice::lost_probe(double probe_cost, double chosen_cost) {
 }
 
 void ThreadChoice::stalled(double seconds) {
-  note_busy(now());
   probing_ = false;
   if (!alone_) {  // the threads were chosen: the first sign of a loaded machine
     alone_ = true;
@@ -38,24 +36,9 @@ void ThreadChoice::stalled(double seconds) {
   lost_probe(seconds, last_alone_seconds_ > 0.0 ? last_alone_seconds_ : seconds);
 }
 
-namespace {
-std::atomic<double> busy_at{-1e300};  // wall time the machine was last seen busy (ThreadChoice::note_busy)
-}  // namespace
-
-bool ThreadChoice::machine_busy(const Clock& now) { return now.wall - busy_at.load() < busy_memory; }
-void ThreadChoice::note_busy(const Clock& now) { busy_at.store(now.wall); }
-
-bool ThreadChoice::threads_ready(double launch_seconds) {
-  if (launch_seconds <= launch_limit) return true;
-  note_busy(now());
-  stalled(launch_seconds);
-  return false;
-}
-
 void ThreadChoice::record(bool alone, const Clock& start, const Clock& end, double work) {
   const double seconds = end.wall - start.wall;
   if (!(seconds > 0.0) || !(work > 0.0)) return;  // a clock that did not move says nothing
-  recorded_ = true;
   const double cost = seconds / work;
   const bool cpu_known = start.cpu >= 0.0 && end.cpu >= 0.0;
   const double cpu = cpu_known ? end.cpu - start.cpu : 0.0;

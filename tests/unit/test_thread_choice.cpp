@@ -127,27 +127,6 @@ TEST_CASE("a batch on the threads stalls when the calling thread waited for a co
   CHECK(c.chosen_alone());
 }
 
-TEST_CASE("an engine's first batch runs alone when the threads do not answer an empty launch") {
-  ThreadChoice quiet, loaded;
-  CHECK(quiet.first_batch());
-  CHECK(quiet.threads_ready(ThreadChoice::launch_limit / 2));
-  CHECK_FALSE(quiet.alone());
-  CHECK_FALSE(loaded.threads_ready(ThreadChoice::launch_limit * 2));
-  CHECK(loaded.alone());
-  CHECK(loaded.chosen_alone());
-  loaded.record(true, {0.0, 0.0}, {0.004, 0.002}, 1.0);
-  CHECK_FALSE(loaded.first_batch());
-  // The failed check is remembered process-wide for busy_memory seconds: a new engine then starts alone without
-  // a check of its own, and that does not renew the memory.
-  const ThreadChoice::Clock now = ThreadChoice::now();
-  CHECK(ThreadChoice::machine_busy(now));
-  const ThreadChoice::Clock later{now.wall + ThreadChoice::busy_memory * 1.01, now.cpu};
-  ThreadChoice fresh;
-  fresh.start_alone();
-  CHECK(fresh.alone());
-  CHECK_FALSE(ThreadChoice::machine_busy(later));
-}
-
 TEST_CASE("clocks that did not move, or no work, change nothing") {
   Clocked c;
   ThreadChoice::Clock t{1.0, 1.0};
@@ -209,7 +188,7 @@ TEST_CASE_TEMPLATE_DEFINE("batches on the calling thread alone give the same bit
       CHECK(st.iterations == on_its_own.iterations);
       CHECK(same_state(stalling.export_state(), threads.export_state()));
       CHECK(on_its_own.calling_thread_only == Engine::can_run_alone);
-      // (a batch chosen on the threads may still run alone: the empty launch before it decides, and this machine
+      // (a batch chosen on the threads may still run alone: it starts over alone if it stalls, and this machine
       // may be busy)
       if (b % 2 == 1) CHECK(m.calling_thread_only == Engine::can_run_alone);
       if (!Engine::can_run_alone) CHECK_FALSE(m.calling_thread_only);

@@ -4,7 +4,6 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <fmt/format.h>
@@ -25,11 +24,6 @@
 #include "rh/regressor.hpp"  // memory_limit
 
 namespace rh::detail {
-
-// A launch that does nothing: its duration is how long the space's threads take to answer (ThreadChoice).
-struct EmptyLaunch {
-  KOKKOS_INLINE_FUNCTION void operator()(int) const {}
-};
 
 template <class Traits, class S>
 class Engine final : public EngineBase {
@@ -59,12 +53,6 @@ class Engine final : public EngineBase {
   Diagnostics update(const Batch& batch, const Config& config, bool from_empty) override {
     if constexpr (can_run_alone) {
       ThreadChoice::Clock start = ThreadChoice::now();
-      // The engine's first batch has no measurement to go by: alone if the machine was just seen busy, else an empty
-      // launch tells whether the threads are there.
-      if (choice_.first_batch() && !choice_.alone()) {
-        if (ThreadChoice::machine_busy(start)) choice_.start_alone();
-        else choice_.threads_ready(empty_launch_seconds());
-      }
       bool alone = choice_.alone();
       Diagnostics d;
       if (!alone) {
@@ -579,21 +567,6 @@ class Engine final : public EngineBase {
       throw ThreadsStalled{};
   }
 
-  // Seconds an empty launch on the space's threads takes, right after another that woke them (threads that slept
-  // take 43–64 µs to wake on the 2-core VM); a waking launch beyond ThreadChoice::wake_limit is the answer itself.
-  double empty_launch_seconds() const {
-    const auto& space = passes_.space();
-    const auto seconds_of = [&] {
-      const auto start = std::chrono::steady_clock::now();
-      Kokkos::parallel_for("rh::threads_ready",
-                           Kokkos::RangePolicy<typename Traits::execution_space>(space, 0, Traits::concurrency()),
-                           EmptyLaunch{});
-      space.fence();
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    };
-    const double waking = seconds_of();
-    return waking > ThreadChoice::wake_limit ? waking : seconds_of();
-  }
   // The instance the calling thread alone runs on (Traits::calling_thread's), or this space's own when there is none.
   static typename AloneTraits::execution_space alone_instance(const Passes& passes) {
     if constexpr (can_run_alone) return AloneTraits::instance(0);

@@ -6,8 +6,7 @@
 // 100× one on the calling thread alone (docs/performance.md, "OpenMP on a loaded machine"). The choice is measured,
 // never guessed. A batch on the threads is watched: once the calling thread has waited for a core too long
 // (stalled_since) it stops and starts over alone, which loses only the time spent, since nothing is committed before
-// the end; an engine's first batch, with nothing measured yet, first checks that the threads answer an empty launch
-// at once. Each batch's wall time per unit of work is recorded, and the other way is tried on one batch (a probe)
+// the end. Each batch's wall time per unit of work is recorded, and the other way is tried on one batch (a probe)
 // when the measurements say it may win: on the threads, the calling thread waited for a core during the batch, or
 // the batch cost `slowdown` times their best; alone, the calling thread had its core to itself over the last
 // `quiet_seconds`. A probe that wins switches. One that loses waits before the next, long enough that probing costs
@@ -56,27 +55,6 @@ class ThreadChoice {
     probing_ = false;
     wait_ = 0;
   }
-  // An engine's first batch has no measurement: an empty launch on the threads right after a waking one decides it
-  // (a quiet machine answers in ~1 µs, a loaded one in up to a time slice, ~8 ms here; a waking launch may take 43–64
-  // µs, and beyond wake_limit it is the answer). Later batches are not checked: under load a failed check costs a
-  // time slice, ten times a small batch, and the stall check below bounds a batch on the threads anyway.
-  static constexpr double launch_limit = 100e-6;
-  static constexpr double wake_limit = 1e-3;
-  bool first_batch() const { return !recorded_; }
-  // The machine seen busy (a failed empty launch, a stalled batch) by any engine of the process within
-  // busy_memory seconds before `now`: a new engine then starts alone without the check, which under load costs a
-  // time slice (a stream of new models would pay it every time, and the threads it leaves asleep make it fail again).
-  static constexpr double busy_memory = 1.0;
-  static bool machine_busy(const Clock& now);
-  static void note_busy(const Clock& now);
-  // Alone from the first batch, on another engine's evidence (machine_busy), which this does not renew.
-  void start_alone() {
-    alone_ = true;
-    probing_ = false;
-    wait_ = 1;
-  }
-  // Whether the threads answered the empty launch within launch_limit; when not, the choice becomes alone.
-  bool threads_ready(double launch_seconds);
   // Whether a batch on the threads running since `start` should stop and start over alone: after stall_seconds,
   // the calling thread waited for a core more than loaded_share lets it (the batch's state is not committed until
   // it ends, so starting over loses only the time spent). It changes nothing; stalled() makes the choice.
@@ -106,8 +84,7 @@ class ThreadChoice {
   double threads_best_ = -1.0;        // the lowest cost on the threads since they were last chosen (< 0: none)
   long long wait_ = 0;                // batches before a probe may be tried
   long long last_wait_ = 0;
-  int simulated_stall_ = 0;
-  bool recorded_ = false;  // a batch was recorded           // the wait after the last losing probe
+  int simulated_stall_ = 0;           // the wait after the last losing probe
 };
 
 }  // namespace rh::detail
