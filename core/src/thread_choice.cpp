@@ -9,9 +9,13 @@
 
 namespace rh::detail {
 
+double ThreadChoice::wall_now() noexcept {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 ThreadChoice::Clock ThreadChoice::now() noexcept {
   Clock c;
-  c.wall = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  c.wall = wall_now();
   c.cpu = platform::thread_cpu_seconds();
   return c;
 }

@@ -563,8 +563,11 @@ class Engine final : public EngineBase {
   // Called by the solver once per Newton iteration and per evaluation: throws ThreadsStalled when the threads
   // stalled the batch.
   void check_stall() {
-    if (watching_ && (ThreadChoice::stalled_since(watch_start_, ThreadChoice::now()) || choice_.simulated_stall_now()))
-      throw ThreadsStalled{};
+    if (!watching_) return;
+    if (choice_.simulated_stall_now()) throw ThreadsStalled{};
+    // The wall clock first: a batch younger than stall_seconds cannot have stalled, and most never get that old.
+    if (ThreadChoice::wall_now() - watch_start_.wall < ThreadChoice::stall_seconds) return;
+    if (ThreadChoice::stalled_since(watch_start_, ThreadChoice::now())) throw ThreadsStalled{};
   }
 
   // The instance the calling thread alone runs on (Traits::calling_thread's), or this space's own when there is none.

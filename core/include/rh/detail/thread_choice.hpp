@@ -25,6 +25,7 @@ class ThreadChoice {
     double cpu = -1.0;
   };
   static Clock now() noexcept;
+  static double wall_now() noexcept;  // the wall clock alone (the CPU clock is a system call: read it when needed)
 
   // The calling thread's share of a core below which it waited for one (the machine is loaded).
   static constexpr double loaded_share = 0.8;
