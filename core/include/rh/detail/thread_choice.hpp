@@ -31,7 +31,8 @@ class ThreadChoice {
   static constexpr double loaded_share = 0.8;
   // ... and the share, over at least quiet_seconds of batches alone, above which it had a core to itself. A core to
   // itself does not mean one for each thread (two busy processes may share the other core), and a probe then costs a
-  // slow batch on the threads (~0.3 s on the demo): a quarter second of evidence keeps short streams from paying it.
+  // batch on the threads until it stalls (30–45 ms on the demo): a quarter second of evidence keeps short streams
+  // from paying it.
   static constexpr double quiet_share = 0.95;
   static constexpr double quiet_seconds = 0.25;
   // A batch on the threads that costs this many times their best is a reason to try alone: the batches of one
@@ -84,8 +85,8 @@ class ThreadChoice {
   double last_alone_seconds_ = 0.0;  // wall time of the last batch alone
   double threads_best_ = -1.0;        // the lowest cost on the threads since they were last chosen (< 0: none)
   long long wait_ = 0;                // batches before a probe may be tried
-  long long last_wait_ = 0;
-  int simulated_stall_ = 0;           // the wait after the last losing probe
+  long long last_wait_ = 0;           // the wait after the last losing probe
+  int simulated_stall_ = 0;           // simulate_stall's countdown
 };
 
 }  // namespace rh::detail
