@@ -46,12 +46,13 @@ void ThreadChoice::record(bool alone, const Clock& start, const Clock& end, doub
   const double cost = seconds / work;
   const bool cpu_known = start.cpu >= 0.0 && end.cpu >= 0.0;
   const double cpu = cpu_known ? end.cpu - start.cpu : 0.0;
-  const bool waited = cpu_known && cpu < loaded_share * seconds;  // the calling thread waited for a core
+  const bool waited = waited_for_core(start, end);
   const int way = alone ? 1 : 0, chosen = alone_ ? 1 : 0;
   const bool probe = probing_;
   probing_ = false;
   quiet_wall_ = alone ? quiet_wall_ + seconds : 0.0;
   quiet_cpu_ = alone ? quiet_cpu_ + cpu : 0.0;
+  last_cost_[way] = cost;  // a probe ran the other way: way != chosen, and the comparison reads last_cost_[chosen]
   if (probe) {
     if (cost < switch_margin * last_cost_[chosen]) {  // the probe won
       alone_ = alone;
@@ -60,10 +61,8 @@ void ThreadChoice::record(bool alone, const Clock& start, const Clock& end, doub
     } else {
       lost_probe(cost, last_cost_[chosen]);
     }
-    last_cost_[way] = cost;
     return;
   }
-  last_cost_[way] = cost;
   if (alone) last_alone_seconds_ = seconds;
   if (!alone) threads_best_ = threads_best_ < 0.0 ? cost : std::min(threads_best_, cost);
   if (wait_ > 0) {

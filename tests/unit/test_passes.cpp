@@ -838,8 +838,8 @@ TEST_CASE_TEMPLATE_APPLY(pass_evaluate, Targets);
 
 // An evaluation leaves (Jδ)_j = Σ_k J(j,k)·δ_k (δ = cand − β̃) for the next gradient. When J is exactly symmetric a
 // host forms it from J's rows and a device reads J(k,j) for J(j,k), and on a host the gradient after an accepted
-// candidate takes it from there instead of summing it again. Both must be the same sums to the bit, and the reuse must happen exactly when δ is the gradient's
-// β − β̃: a marked value shows where it is read.
+// candidate takes it from there instead of summing it again. Both must be the same sums to the bit, and the reuse
+// must happen exactly when δ is the gradient's β − β̃: a marked value shows where it is read.
 TEST_CASE_TEMPLATE_DEFINE("evaluate's J·delta is the in-order sum, and the next gradient reuses it only at its beta", T,
                           pass_j_delta) {
   using S = typename T::S;

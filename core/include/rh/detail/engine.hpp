@@ -88,7 +88,7 @@ class Engine final : public EngineBase {
       throw Error(Errc::invalid_argument, fmt::format("the model has seen {} samples: {} more would reach 2^62, the "
                                                       "largest count a state may hold",
                                                       committed_.scalars.n_samples_seen, n));
-    prepare_work(allocating(run), n, q);
+    prepare_work(n, q);
     const double batch_weight = stage_and_validate(run, batch);
     check_stall();
     const double previous_weight = empty ? 0.0 : committed_.scalars.weight_sum;
@@ -153,7 +153,7 @@ class Engine final : public EngineBase {
     // The committed views become work views at the swap; when their shape is not q's (the first batch, or fit()
     // changing q), new work views are made first, so that nothing after the swap can fail.
     const bool same_shape = static_cast<long long>(committed_.coefficients.extent(0)) == q_;
-    const auto& alloc = allocating(run);
+    const auto& alloc = allocator();
     Vector beta_work = same_shape ? committed_.coefficients : Vector(alloc.zeroed("rh::beta_work"), q_);
     Matrix info_work = same_shape ? committed_.information : Matrix(alloc.zeroed("rh::information_new"), q_, q_);
     Matrix score_work = static_cast<long long>(committed_.score_variance.extent(0)) == q_
@@ -183,7 +183,7 @@ class Engine final : public EngineBase {
   // On the space's own instance always: R²'s sums are reduced per thread (Kokkos' own reduction), so they differ
   // by rounding between thread counts, unlike the solver's chunked sums.
   double score(const Batch& batch) override {
-    prepare_work(passes_, batch.x.rows, committed_.q());
+    prepare_work(batch.x.rows, committed_.q());
     stage_and_validate(passes_, batch);
     passes_.predict(rows_.x, committed_.coefficients, rows_.s);
     return passes_.r_squared(rows_, batch.x.rows, batch.weights != nullptr, rows_.s);
@@ -205,7 +205,7 @@ class Engine final : public EngineBase {
     Batch b;
     b.x = x;
     b.memory = memory;
-    prepare_work(run, n, committed_.q());
+    prepare_work(n, committed_.q());
     stage_and_validate(run, b);
     run.predict(rows_.x, committed_.coefficients, rows_.s);
     auto prediction = Kokkos::subview(rows_.s, Kokkos::make_pair(0LL, n));
@@ -294,7 +294,7 @@ class Engine final : public EngineBase {
     // curvature changes of the accepted step (the delta Gram), the data gradient, then H and g.
     void newton_system() {
       run_.gram_gradient(e_.rows_, e_.chunks_, true, e_.partial_, true,
-                               e_.gram_state_ == GramState::stale ? nullptr : &e_.gram_rows_);
+                         e_.gram_state_ == GramState::stale ? nullptr : &e_.gram_rows_);
       e_.gram_state_ = GramState::current;
       assemble(true);
     }
@@ -434,27 +434,26 @@ class Engine final : public EngineBase {
 
   // Readies the work views for n rows of q coefficients: checks the size first, then allocates every new view
   // before any is swapped in, so that a failed allocation leaves the engine exactly as it was.
-  // New views are allocated (and zeroed) by the passes the batch runs on: on the calling thread alone, no launch
-  // waits for the space's threads.
-  template <class Run>
-  void prepare_work(const Run& run, long long n, long long q) {
+  // New views come from allocator().
+  void prepare_work(long long n, long long q) {
+    const auto& alloc = allocator();
     const bool grows = q != q_ || n > static_cast<long long>(rows_.y.extent(0)) ||
                        n * q + host_gram_tile > static_cast<long long>(design_buffer_.extent(0));
     if (grows) check_size(n, q);  // only when something will be allocated (on a device it asks the driver)
     if (q != q_) {
       typename Passes::Coefficients coef;
-      coef.cur = Vector(run.zeroed("rh::beta_work"), q);
-      coef.cand = Vector(run.zeroed("rh::candidate"), q);
-      coef.tilde = Vector(run.zeroed("rh::beta_previous"), q);
-      coef.dir = Vector(run.zeroed("rh::direction"), q);
-      coef.grad = Vector(run.zeroed("rh::gradient"), q);
-      coef.info = Matrix(run.zeroed("rh::information_previous"), q, q);
-      Matrix info_new(run.zeroed("rh::information_new"), q, q);
-      Matrix score_previous(run.zeroed("rh::score_variance_previous"), q, q);
-      Matrix score_new(run.zeroed("rh::score_variance_new"), q, q);
-      Matrix hessian(run.zeroed("rh::hessian"), q, q);
-      Matrix factor(run.zeroed("rh::factor"), q, q);
-      Status status = solve_status_.data() ? solve_status_ : Status(run.zeroed("rh::solve_status"));
+      coef.cur = Vector(alloc.zeroed("rh::beta_work"), q);
+      coef.cand = Vector(alloc.zeroed("rh::candidate"), q);
+      coef.tilde = Vector(alloc.zeroed("rh::beta_previous"), q);
+      coef.dir = Vector(alloc.zeroed("rh::direction"), q);
+      coef.grad = Vector(alloc.zeroed("rh::gradient"), q);
+      coef.info = Matrix(alloc.zeroed("rh::information_previous"), q, q);
+      Matrix info_new(alloc.zeroed("rh::information_new"), q, q);
+      Matrix score_previous(alloc.zeroed("rh::score_variance_previous"), q, q);
+      Matrix score_new(alloc.zeroed("rh::score_variance_new"), q, q);
+      Matrix hessian(alloc.zeroed("rh::hessian"), q, q);
+      Matrix factor(alloc.zeroed("rh::factor"), q, q);
+      Status status = solve_status_.data() ? solve_status_ : Status(alloc.zeroed("rh::solve_status"));
       coef_ = std::move(coef);
       info_new_ = std::move(info_new);
       score_previous_ = std::move(score_previous);
@@ -467,25 +466,25 @@ class Engine final : public EngineBase {
       design_buffer_ = Vector();  // its row capacity was counted in units of the old q
       q_ = q;
     }
-    reserve_rows(run, n);
+    reserve_rows(n);
   }
 
   // Grows the row workspace to n rows (it never shrinks, so a steady stream allocates nothing); all or nothing.
-  template <class Run>
-  void reserve_rows(const Run& run, long long n) {
+  void reserve_rows(long long n) {
+    const auto& alloc = allocator();
     if (n * q_ + host_gram_tile > static_cast<long long>(design_buffer_.extent(0)) ||
         n > static_cast<long long>(rows_.y.extent(0))) {
       const long long rows = std::max<long long>(n, static_cast<long long>(rows_.y.extent(0)));
-      Vector design = run.design_buffer(rows, q_);
+      Vector design = alloc.design_buffer(rows, q_);
       typename Passes::Rows grown;
-      grown.y = Vector(run.uninitialized("rh::y"), rows);
-      grown.w = Vector(run.uninitialized("rh::weights"), rows);
-      grown.s = Vector(run.uninitialized("rh::score_weights"), rows);
-      grown.c = Vector(run.uninitialized("rh::curvature_weights"), rows);
-      grown.r = Vector(run.uninitialized("rh::residuals"), rows);
-      grown.u = Vector(run.uninitialized("rh::direction_rows"), rows);
-      grown.dc = Vector(run.uninitialized("rh::curvature_changes"), rows);
-      grown.changed = typename Passes::Index(run.uninitialized("rh::changed_rows"), rows);
+      grown.y = Vector(alloc.uninitialized("rh::y"), rows);
+      grown.w = Vector(alloc.uninitialized("rh::weights"), rows);
+      grown.s = Vector(alloc.uninitialized("rh::score_weights"), rows);
+      grown.c = Vector(alloc.uninitialized("rh::curvature_weights"), rows);
+      grown.r = Vector(alloc.uninitialized("rh::residuals"), rows);
+      grown.u = Vector(alloc.uninitialized("rh::direction_rows"), rows);
+      grown.dc = Vector(alloc.uninitialized("rh::curvature_changes"), rows);
+      grown.changed = typename Passes::Index(alloc.uninitialized("rh::changed_rows"), rows);
       design_buffer_ = std::move(design);
       rows_ = std::move(grown);
     }
@@ -541,13 +540,12 @@ class Engine final : public EngineBase {
     using type = std::tuple<typename PenaltyPasses<P>::Scratch...>;
   };
 
-  // The passes that allocate (and zero) a batch's new views: on the calling thread where it can run alone (they
-  // are q- and chunk-sized; the row buffers are not initialized, so the threads still touch them first), so that
-  // no allocation waits for the threads on a loaded machine.
-  template <class Run>
-  const auto& allocating(const Run& run) const {
+  // The passes that allocate (and zero) the engine's new views, whichever way a batch runs: the calling thread's
+  // where the engine has them (the views are q- and chunk-sized; the row buffers are not initialized, so a batch on
+  // the threads still touches them first), so that no allocation waits for the threads on a loaded machine.
+  const auto& allocator() const {
     if constexpr (can_run_alone) return alone_;
-    else return run;
+    else return passes_;
   }
   // Thrown out of a batch on the threads that stalled (ThreadChoice::stalled_since), caught by update().
   struct ThreadsStalled {};

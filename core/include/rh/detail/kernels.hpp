@@ -445,9 +445,14 @@ struct EvaluateRows {
   }
 };
 
+// Whether a space's memory is host memory (its kernels take their host paths).
+template <class Space>
+inline constexpr bool host_memory_v = std::is_same<typename Space::memory_space, Kokkos::HostSpace>::value;
+
 // J(j,k) where one thread per j loops over k. A device with an exactly symmetric J reads J(k,j), the same value:
 // its threads j then read adjacent entries of row k (coalesced) instead of entries q apart. A host thread reads
-// row j, in order.
+// row j, in order. reads_j_transposed is that choice, the one rule of every kernel that calls j_entry.
+KOKKOS_INLINE_FUNCTION bool reads_j_transposed(bool info_symmetric, bool host) { return info_symmetric && !host; }
 template <class MView>
 KOKKOS_INLINE_FUNCTION double j_entry(const MView& info, bool transposed, long long j, long long k) {
   return static_cast<double>(transposed ? info(k, j) : info(j, k));
@@ -580,7 +585,7 @@ struct FinishLineSearch {
   double inv_n, eps;    // eps: machine epsilon of the dtype S
   bool info_symmetric;  // J(j,k) == J(k,j) everywhere (j_entry)
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
-    const bool transposed = info_symmetric && !std::is_same<typename Space::memory_space, Kokkos::HostSpace>::value;
+    const bool transposed = reads_j_transposed(info_symmetric, host_memory_v<Space>);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const long long j) {
       double j_delta = 0.0, j_dir = 0.0;
       for (long long k = 0; k < q; ++k) {
@@ -718,7 +723,7 @@ struct FinishEvaluation {
     });
     team.team_barrier();
     long long first = 0;  // (Jδ)_j of j < first are formed by the host path below
-    if constexpr (std::is_same<typename Space::memory_space, Kokkos::HostSpace>::value) {
+    if constexpr (host_memory_v<Space>) {
       // One host thread. Σ_k J(j,k)·δ_k for every j at once, k after k: each sum still runs over k in order from
       // 0.0, so it is the same sum, now over rows of J (contiguous: vectors across j) instead of q dependent
       // chains (q = 257: 0.017-0.024 ms per evaluation, 4-10 % of a wide L1 stream).
@@ -745,7 +750,7 @@ struct FinishEvaluation {
         }
       }
     }
-    const bool transposed = info_symmetric && !std::is_same<typename Space::memory_space, Kokkos::HostSpace>::value;
+    const bool transposed = reads_j_transposed(info_symmetric, host_memory_v<Space>);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, first, q), [&](const long long j) {
       double sum = 0.0;
       for (long long k = 0; k < q; ++k) sum += j_entry(info, transposed, j, k) * delta(k);
@@ -1207,7 +1212,7 @@ struct ReduceAndAssemble {
     if (known_j_delta.extent(0) != 0) {
       j_delta = known_j_delta(j);  // the same sum, in the same order (FinishEvaluation)
     } else {
-      const bool transposed = info_symmetric && !by_rows;
+      const bool transposed = reads_j_transposed(info_symmetric, by_rows);  // by_rows: a host
       for (long long k = 0; k < q; ++k)
         j_delta += j_entry(info, transposed, j, k) * (static_cast<double>(cur(k)) - static_cast<double>(tilde(k)));
     }

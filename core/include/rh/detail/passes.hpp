@@ -399,7 +399,6 @@ class Passes {
   int device_id_;
 };
 
-// The passes whose arithmetic depends on the penalty.
 // Where an evaluation leaves its per-chunk losses, per-coefficient terms and sums (shared by the host spaces, as
 // WorkViews are).
 template <class Views, class Penalty>
@@ -431,6 +430,7 @@ struct EvaluationScratch {
   }
 };
 
+// The passes whose arithmetic depends on the penalty.
 template <class Traits, class S, class Penalty>
 class PenaltyPasses {
  public:

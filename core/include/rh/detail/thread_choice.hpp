@@ -62,9 +62,12 @@ class ThreadChoice {
   // it ends, so starting over loses only the time spent). It changes nothing; stalled() makes the choice.
   static constexpr double stall_seconds = 0.01;
   static bool stalled_since(const Clock& start, const Clock& now) {
-    const double seconds = now.wall - start.wall;
-    return seconds >= stall_seconds && start.cpu >= 0.0 && now.cpu >= 0.0 &&
-           now.cpu - start.cpu < loaded_share * seconds;
+    return now.wall - start.wall >= stall_seconds && waited_for_core(start, now);
+  }
+  // Whether the calling thread had less than loaded_share of a core from start to end (false when the platform
+  // cannot tell).
+  static bool waited_for_core(const Clock& start, const Clock& end) {
+    return start.cpu >= 0.0 && end.cpu >= 0.0 && end.cpu - start.cpu < loaded_share * (end.wall - start.wall);
   }
   // The threads stalled a batch: alone from here (until a probe says otherwise); a stall after a probe of the
   // threads counts as a lost probe.
