@@ -9,6 +9,8 @@
 //   physical_memory_bytes  GlobalMemoryStatusEx.
 //   thread_cpu_seconds  QueryThreadCycleTime over the processor's cycle rate, or -1 (GetThreadTimes advances only at
 //                 the scheduler tick, ~15.6 ms: too coarse for a batch of a few ms).
+//   thread_cpu_clock    OpenThread(THREAD_QUERY_LIMITED_INFORMATION, GetCurrentThreadId()), the handle kept (cached
+//                 per thread) for QueryThreadCycleTime by thread_cpu_seconds(clock).
 // Every failure throws rh::Error(Errc::invalid_argument) whose message names the path and the system's reason.
 #pragma once
 #include <cstddef>
@@ -51,5 +53,11 @@ std::uint64_t physical_memory_bytes() noexcept;
 // Seconds of CPU time the calling thread has used (user and system), or -1 when the platform cannot say. It tells
 // whether the thread waited for a core during an interval (rh/detail/thread_choice.hpp).
 double thread_cpu_seconds() noexcept;
+
+// The calling thread's CPU clock, for another thread to read with thread_cpu_seconds(clock) while this one lives
+// (false when the platform has none). POSIX: pthread_getcpuclockid.
+bool thread_cpu_clock(std::intptr_t* clock) noexcept;
+// Seconds of CPU time the thread of `clock` has used, or -1 when it cannot be read (the thread has ended).
+double thread_cpu_seconds(std::intptr_t clock) noexcept;
 
 }  // namespace rh::platform

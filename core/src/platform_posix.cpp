@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <fcntl.h>
+#include <pthread.h>
 #include <fmt/format.h>
 #include <random>
 #include <sys/stat.h>
@@ -159,13 +160,34 @@ std::uint64_t physical_memory_bytes() noexcept {
   return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size);
 }
 
+namespace {
+double clock_seconds(clockid_t clock) noexcept {
+  timespec t{};
+  if (::clock_gettime(clock, &t) != 0) return -1.0;
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+}  // namespace
+
 double thread_cpu_seconds() noexcept {
 #if defined(CLOCK_THREAD_CPUTIME_ID)
-  timespec t{};
-  if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0)
-    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-#endif
+  return clock_seconds(CLOCK_THREAD_CPUTIME_ID);
+#else
   return -1.0;
+#endif
 }
+
+bool thread_cpu_clock(std::intptr_t* clock) noexcept {
+#if defined(_POSIX_THREAD_CPUTIME) && _POSIX_THREAD_CPUTIME >= 0
+  clockid_t id{};
+  if (::pthread_getcpuclockid(::pthread_self(), &id) != 0) return false;
+  *clock = static_cast<std::intptr_t>(id);
+  return true;
+#else
+  (void)clock;
+  return false;
+#endif
+}
+
+double thread_cpu_seconds(std::intptr_t clock) noexcept { return clock_seconds(static_cast<clockid_t>(clock)); }
 
 }  // namespace rh::platform

@@ -20,6 +20,29 @@ ThreadChoice::Clock ThreadChoice::now() noexcept {
   return c;
 }
 
+bool ThreadChoice::this_thread_clock(std::intptr_t* clock) noexcept { return platform::thread_cpu_clock(clock); }
+
+void ThreadChoice::TeamClocks::begin(const Clock& start, const std::vector<std::intptr_t>& clocks) {
+  start_ = start;
+  excluded_ = 0.0;
+  clocks_ = &clocks;
+  const std::size_t n = std::min(clocks.size(), max_threads);
+  start_cpu_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) start_cpu_[i] = platform::thread_cpu_seconds(clocks[i]);
+}
+
+ThreadChoice::Clock ThreadChoice::TeamClocks::now() const {
+  Clock c = ThreadChoice::now();
+  if (c.cpu < 0.0 || start_.cpu < 0.0 || clocks_ == nullptr) return c;
+  double least = c.cpu - start_.cpu;
+  for (std::size_t i = 0; i < start_cpu_.size(); ++i) {
+    const double cpu = start_cpu_[i] < 0.0 ? -1.0 : platform::thread_cpu_seconds((*clocks_)[i]);
+    if (cpu >= 0.0) least = std::min(least, cpu - start_cpu_[i] + excluded_);
+  }
+  c.cpu = start_.cpu + least;
+  return c;
+}
+
 void ThreadChoice::lost_probe(double probe_cost, double chosen_cost) {
   // Waiting w batches spreads the probe's excess (probe − chosen, in batches of the chosen way) over w of them.
   const double excess = chosen_cost > 0.0 ? probe_cost / chosen_cost - 1.0 : 1.0;
@@ -28,12 +51,14 @@ void ThreadChoice::lost_probe(double probe_cost, double chosen_cost) {
   wait_ = last_wait_;
 }
 
-void ThreadChoice::stalled(double seconds) {
+void ThreadChoice::stalled(double seconds, bool lately) {
   probing_ = false;
+  fresh_ = false;
   if (!alone_) {  // the threads were chosen: the first sign of a loaded machine
     alone_ = true;
     last_wait_ = 0;
     wait_ = 1;
+    retry_ = !lately;
     return;
   }
   // A probe of the threads that stalled lost, and cost `seconds` where the last batch alone took last_alone_seconds_.
@@ -50,6 +75,7 @@ void ThreadChoice::record(bool alone, const Clock& start, const Clock& end, doub
   const int way = alone ? 1 : 0, chosen = alone_ ? 1 : 0;
   const bool probe = probing_;
   probing_ = false;
+  fresh_ = false;
   quiet_wall_ = alone ? quiet_wall_ + seconds : 0.0;
   quiet_cpu_ = alone ? quiet_cpu_ + cpu : 0.0;
   last_cost_[way] = cost;  // a probe ran the other way: way != chosen, and the comparison reads last_cost_[chosen]
@@ -65,6 +91,12 @@ void ThreadChoice::record(bool alone, const Clock& start, const Clock& end, doub
   }
   if (alone) last_alone_seconds_ = seconds;
   if (!alone) threads_best_ = threads_best_ < 0.0 ? cost : std::min(threads_best_, cost);
+  if (retry_) {  // the batch that started over alone after an isolated stall: the next one tries the threads
+    retry_ = false;
+    probing_ = true;
+    wait_ = 0;
+    return;
+  }
   if (wait_ > 0) {
     --wait_;
     return;

@@ -2,10 +2,15 @@
 // itself on measured clocks given to it, and, on every space, that a batch alone gives the same bits as on the
 // threads and launches nothing on them.
 #include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "rh/detail/engine.hpp"
 #include "rh/detail/thread_choice.hpp"
@@ -69,7 +74,7 @@ TEST_CASE("the thread choice stays on quiet threads, goes alone when they slow d
   c.choice.choose(false);
   // A batch on the threads that stalled: alone at once; a probe of the threads that stalls later counts as a lost
   // probe, with a wait that bounds what such probes cost (a 0.3 s stall against 4 ms batches alone: over 700).
-  c.choice.stalled(0.03);
+  c.choice.stalled(0.03, true);
   CHECK(c.choice.chosen_alone());
   CHECK(c.choice.alone());
   int before_probe = 0;
@@ -78,7 +83,7 @@ TEST_CASE("the thread choice stays on quiet threads, goes alone when they slow d
     ++before_probe;
   }
   CHECK(before_probe * 0.004 <= 2 * ThreadChoice::quiet_seconds + 0.01);
-  c.choice.stalled(0.3);
+  c.choice.stalled(0.3, true);
   CHECK(c.choice.chosen_alone());
   int waited = 0;
   while (c.choice.alone() && waited < 100000) {
@@ -96,7 +101,7 @@ TEST_CASE("losing probes cost at most about a tenth of a stream") {
   for (const double share : {1.0, -1.0}) {  // measured, or a platform without the thread's CPU clock
     CAPTURE(share);
     Clocked c;
-    c.choice.stalled(0.01);  // start alone
+    c.choice.stalled(0.01, true);  // start alone
     const double alone_cost = 0.004, threads_cost = 0.4;
     double total = 0.0;
     long long probes = 0;
@@ -123,8 +128,76 @@ TEST_CASE("a batch on the threads stalls when the calling thread waited for a co
   CHECK(ThreadChoice::stalled_since(start, {1.0 + 2 * t, 2.0 + 2 * t * 0.5}));        // busy half the time
   CHECK_FALSE(ThreadChoice::stalled_since({1.0, -1.0}, {1.0 + 2 * t, -1.0}));          // no CPU clock
   ThreadChoice c;
-  c.stalled(0.02);
+  c.stalled(0.02, true);
   CHECK(c.chosen_alone());
+}
+
+TEST_CASE("a stall while the threads had none lately costs one batch alone; a stall soon after another does not") {
+  Clocked c;
+  for (int b = 0; b < 10; ++b) REQUIRE_FALSE(c.batch(0.002, 0.004, 1.0));
+  // None lately: perhaps a moment's preemption. The batch starts over alone, and the next one tries the threads,
+  // which win.
+  c.choice.stalled(0.01, false);
+  CHECK(c.batch(0.002, 0.004, 1.0));
+  CHECK_FALSE(c.batch(0.002, 0.004, 1.0));
+  CHECK_FALSE(c.choice.chosen_alone());
+  // Another one lately: alone until the calling thread has had its core for a quiet window.
+  c.choice.stalled(0.01, true);
+  for (int b = 0; b < 10; ++b) REQUIRE(c.batch(0.002, 0.004, 1.0));
+  CHECK(c.choice.chosen_alone());
+  // A new engine starts alone when told (its team stalled lately), unless a choice was made already.
+  ThreadChoice fresh, chosen;
+  fresh.start_alone();
+  CHECK(fresh.alone());
+  chosen.choose(false);
+  chosen.start_alone();
+  CHECK_FALSE(chosen.alone());
+}
+
+// The team's clocks: a thread that gets no CPU time (here one that sleeps) stalls a batch even while the calling
+// thread keeps its core (spinning at a barrier, it would); time the batch spends on the calling thread alone is
+// not the team's to lose.
+TEST_CASE("a team thread that waits for a core stalls a batch while the calling thread keeps its core") {
+  std::intptr_t own = 0;
+  if (!ThreadChoice::this_thread_clock(&own)) {
+    MESSAGE("this platform has no thread CPU clocks: the team is not watched");
+    return;
+  }
+  std::mutex m;
+  std::condition_variable cv;
+  bool ready = false, done = false, has_clock = false;
+  std::intptr_t sleeper_clock = 0;
+  std::thread sleeper([&] {
+    std::unique_lock<std::mutex> lock(m);
+    has_clock = ThreadChoice::this_thread_clock(&sleeper_clock);
+    ready = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return done; });
+  });
+  {
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait(lock, [&] { return ready; });
+  }
+  CHECK(has_clock);
+  const std::vector<std::intptr_t> team{own, sleeper_clock};
+  ThreadChoice::TeamClocks clocks;
+  const ThreadChoice::Clock start = ThreadChoice::now();
+  clocks.begin(start, team);
+  while (ThreadChoice::wall_now() < start.wall + 2 * ThreadChoice::stall_seconds) {
+  }
+  const ThreadChoice::Clock late = clocks.now();
+  CHECK(late.cpu - start.cpu < 0.1 * (late.wall - start.wall));  // the sleeper's, not the spinning thread's
+  CHECK(ThreadChoice::stalled_since(start, late));
+  // All of it on the calling thread alone: the least is the calling thread's own.
+  clocks.exclude(late.wall - start.wall + 1.0);
+  const ThreadChoice::Clock own_clock = ThreadChoice::now();
+  CHECK(clocks.now().cpu >= own_clock.cpu);
+  {
+    std::lock_guard<std::mutex> lock(m);
+    done = true;
+  }
+  cv.notify_all();
+  sleeper.join();
 }
 
 TEST_CASE("clocks that did not move, or no work, change nothing") {
@@ -202,5 +275,36 @@ TEST_CASE_TEMPLATE_DEFINE("batches on the calling thread alone give the same bit
       CHECK(same_state(mixed.export_state(), threads.export_state()));
     }
   }
+  detail::team_of_this_thread<typename T::Traits>().stalled_at = -1e300;  // (the stalls above were simulated)
 }
 TEST_CASE_TEMPLATE_APPLY(thread_choice_bits, Targets);
+
+// The calling thread's team: one launch finds a CPU clock per thread of the space, and a stall on it makes the next
+// new engine start alone (its choice fresh), while an engine whose choice was made keeps it.
+TEST_CASE_TEMPLATE_DEFINE("a new engine starts alone where the threads stalled another engine's batch lately", T,
+                          thread_choice_team) {
+  using Engine = detail::Engine<typename T::Traits, typename T::S>;
+  CAPTURE(T::name());
+  if constexpr (Engine::can_run_alone) {
+    ThreadChoice::Team found;
+    detail::find_team<typename T::Traits>(found, T::Traits::instance(0));
+    CHECK(found.found);
+    std::intptr_t own = 0;
+    if (ThreadChoice::this_thread_clock(&own)) {
+      CHECK(found.clocks.size() == static_cast<size_t>(T::Traits::instance(0).concurrency()));
+      CHECK(std::find(found.clocks.begin(), found.clocks.end(), own) != found.clocks.end());  // the caller is one
+    }
+    ThreadChoice::Team& team = detail::team_of_this_thread<typename T::Traits>();
+    Data d = linear_data(2000, 8, 5, 0.3);
+    const TypedBatch t = make_batch(d, T::dtype, 0, 1000);
+    Engine stalls(T::Traits::instance(0), 0), fresh(T::Traits::instance(0), 0);
+    stalls.thread_choice().choose(false);
+    stalls.thread_choice().simulate_stall(1);
+    CHECK(stalls.update(t.batch, Config{}, false).calling_thread_only);
+    CHECK(team.stalled_lately(ThreadChoice::wall_now()));
+    CHECK(fresh.update(t.batch, Config{}, false).calling_thread_only);
+    CHECK(fresh.thread_choice().chosen_alone());
+    team.stalled_at = -1e300;  // the tests after this one start on the threads
+  }
+}
+TEST_CASE_TEMPLATE_APPLY(thread_choice_team, Targets);

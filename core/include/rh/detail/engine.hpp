@@ -25,6 +25,31 @@
 
 namespace rh::detail {
 
+// The team of the calling thread on a host space (ThreadChoice::Team), shared by its engines of that space.
+template <class Traits>
+ThreadChoice::Team& team_of_this_thread() {
+  thread_local ThreadChoice::Team team;
+  return team;
+}
+// Finds the team's CPU clocks with one launch in which each thread gives its own, and notes a stall when the threads
+// took long to wake for it.
+template <class Traits>
+void find_team(ThreadChoice::Team& team, const typename Traits::execution_space& space) {
+  const double start = ThreadChoice::wall_now();
+  const int n = std::max(1, space.concurrency());
+  std::vector<std::intptr_t> given(static_cast<std::size_t>(n));
+  std::vector<char> has(static_cast<std::size_t>(n), 0);
+  Kokkos::parallel_for("rh::team_clocks", Kokkos::RangePolicy<typename Traits::execution_space>(space, 0, n),
+                       [&](const int i) { has[i] = ThreadChoice::this_thread_clock(&given[i]) ? 1 : 0; });
+  space.fence();
+  for (int i = 0; i < n; ++i)
+    if (has[i] && std::find(team.clocks.begin(), team.clocks.end(), given[i]) == team.clocks.end())
+      team.clocks.push_back(given[i]);
+  team.found = true;
+  const double end = ThreadChoice::wall_now();
+  if (end - start >= ThreadChoice::slow_wake_seconds) team.stalled_at = end;
+}
+
 template <class Traits, class S>
 class Engine final : public EngineBase {
   using Passes = detail::Passes<Traits, S>;
@@ -52,22 +77,30 @@ class Engine final : public EngineBase {
   // (rh/detail/thread_choice.hpp); both give the same bits.
   Diagnostics update(const Batch& batch, const Config& config, bool from_empty) override {
     if constexpr (can_run_alone) {
+      ThreadChoice::Team& team = team_of_this_thread<Traits>();
+      if (!team.found && !choice_.alone()) find_team<Traits>(team, passes_.space());  // once per calling thread
+      // A new engine starts alone where the threads lately stalled (a batch of another engine, or the launch that
+      // found their clocks): the machine is likely loaded, and a stall costs a batch's first launches (10–60 ms on
+      // the demo) before a checkpoint can see it.
+      if (team.stalled_lately(ThreadChoice::wall_now())) choice_.start_alone();
       ThreadChoice::Clock start = ThreadChoice::now();
       bool alone = choice_.alone();
       Diagnostics d;
       if (!alone) {
         try {
-          StallWatch watch(*this, start);
+          team_.begin(start, team.clocks);
+          StallWatch watch(*this);
           d = update_on(passes_, batch, config, from_empty);
         } catch (const ThreadsStalled&) {  // nothing was committed: the batch starts over alone
           const ThreadChoice::Clock stop = ThreadChoice::now();
-          choice_.stalled(stop.wall - start.wall);
+          choice_.stalled(stop.wall - start.wall, team.stalled_lately(stop.wall));
+          team.stalled_at = stop.wall;
           alone = true;
           start = stop;
         }
       }
       if (alone) d = update_on(alone_, batch, config, from_empty);
-      choice_.record(alone, start, ThreadChoice::now(),
+      choice_.record(alone, start, alone ? ThreadChoice::now() : team_.now(),
                      static_cast<double>(batch.x.rows) * static_cast<double>(d.iterations + 1));
       d.calling_thread_only = alone;
       return d;
@@ -88,7 +121,8 @@ class Engine final : public EngineBase {
       throw Error(Errc::invalid_argument, fmt::format("the model has seen {} samples: {} more would reach 2^62, the "
                                                       "largest count a state may hold",
                                                       committed_.scalars.n_samples_seen, n));
-    prepare_work(n, q);
+    calling_thread_section([&] { prepare_work(n, q); });
+    check_stall();  // the first batch on a calling thread's team launched once already (team_clocks)
     const double batch_weight = stage_and_validate(run, batch);
     check_stall();
     const double previous_weight = empty ? 0.0 : committed_.scalars.weight_sum;
@@ -153,7 +187,7 @@ class Engine final : public EngineBase {
     // The committed views become work views at the swap; when their shape is not q's (the first batch, or fit()
     // changing q), new work views are made first, so that nothing after the swap can fail.
     const bool same_shape = static_cast<long long>(committed_.coefficients.extent(0)) == q_;
-    const auto& alloc = allocator();
+    const auto& alloc = calling_thread_passes();
     Vector beta_work = same_shape ? committed_.coefficients : Vector(alloc.zeroed("rh::beta_work"), q_);
     Matrix info_work = same_shape ? committed_.information : Matrix(alloc.zeroed("rh::information_new"), q_, q_);
     Matrix score_work = static_cast<long long>(committed_.score_variance.extent(0)) == q_
@@ -301,11 +335,15 @@ class Engine final : public EngineBase {
     // d = H⁻¹ g, by Cholesky first when the ridge makes H positive definite (docs/method.md §8); its report comes
     // back with the next line search.
     void factor_solve() {
-      run_.factor_solve(e_.hessian_, e_.coef_.grad, e_.factor_, e_.coef_.dir, e_.solve_status_, bs_.ridge > 0);
+      e_.calling_thread_section([&] {
+        e_.calling_thread_passes().factor_solve(e_.hessian_, e_.coef_.grad, e_.factor_, e_.coef_.dir,
+                                                e_.solve_status_, bs_.ridge > 0);
+      });
       solve_pending_ = true;
     }
     void min_norm_direction() {
-      run_.min_norm_solve(e_.hessian_, e_.coef_.grad, e_.coef_.dir);
+      e_.calling_thread_section(
+          [&] { e_.calling_thread_passes().min_norm_solve(e_.hessian_, e_.coef_.grad, e_.coef_.dir); });
       ++e_.solve_counts_.min_norm;
     }
     // Every step β − t·d priced from one pass, the first acceptable one chosen and written to the candidate.
@@ -434,9 +472,9 @@ class Engine final : public EngineBase {
 
   // Readies the work views for n rows of q coefficients: checks the size first, then allocates every new view
   // before any is swapped in, so that a failed allocation leaves the engine exactly as it was.
-  // New views come from allocator().
+  // New views come from calling_thread_passes().
   void prepare_work(long long n, long long q) {
-    const auto& alloc = allocator();
+    const auto& alloc = calling_thread_passes();
     const bool grows = q != q_ || n > static_cast<long long>(rows_.y.extent(0)) ||
                        n * q + host_gram_tile > static_cast<long long>(design_buffer_.extent(0));
     if (grows) check_size(n, q);  // only when something will be allocated (on a device it asks the driver)
@@ -471,7 +509,7 @@ class Engine final : public EngineBase {
 
   // Grows the row workspace to n rows (it never shrinks, so a steady stream allocates nothing); all or nothing.
   void reserve_rows(long long n) {
-    const auto& alloc = allocator();
+    const auto& alloc = calling_thread_passes();
     if (n * q_ + host_gram_tile > static_cast<long long>(design_buffer_.extent(0)) ||
         n > static_cast<long long>(rows_.y.extent(0))) {
       const long long rows = std::max<long long>(n, static_cast<long long>(rows_.y.extent(0)));
@@ -540,22 +578,31 @@ class Engine final : public EngineBase {
     using type = std::tuple<typename PenaltyPasses<P>::Scratch...>;
   };
 
-  // The passes that allocate (and zero) the engine's new views, whichever way a batch runs: the calling thread's
-  // where the engine has them (the views are q- and chunk-sized; the row buffers are not initialized, so a batch on
-  // the threads still touches them first), so that no allocation waits for the threads on a loaded machine.
-  const auto& allocator() const {
+  // The passes on the calling thread alone where the engine has them (else this space's), whichever way a batch
+  // runs. New views come from them (they are q- and chunk-sized; the row buffers are not initialized, so a batch on
+  // the threads still touches them first), and so does a host space's dense solve, which is sequential
+  // (HostTraits): neither waits for the threads on a loaded machine, nor wakes them for nothing.
+  const auto& calling_thread_passes() const {
     if constexpr (can_run_alone) return alone_;
     else return passes_;
   }
+  // Runs f, work on calling_thread_passes(), within a batch: on the threads, their idle time there is no stall
+  // (ThreadChoice::TeamClocks::exclude), and their launches before it have ended.
+  template <class F>
+  void calling_thread_section(F&& f) {
+    if (!watching_) return f();
+    passes_.space().fence();
+    const double start = ThreadChoice::wall_now();
+    f();
+    team_.exclude(ThreadChoice::wall_now() - start);
+  }
   // Thrown out of a batch on the threads that stalled (ThreadChoice::stalled_since), caught by update().
   struct ThreadsStalled {};
-  // While a batch runs on the threads, the solver's checkpoints (check_stall) compare its clocks with its start.
+  // While a batch runs on the threads, the solver's checkpoints (check_stall) compare its clocks (team_) with its
+  // start.
   struct StallWatch {
     Engine& e;
-    StallWatch(Engine& engine, const ThreadChoice::Clock& start) : e(engine) {
-      e.watching_ = true;
-      e.watch_start_ = start;
-    }
+    explicit StallWatch(Engine& engine) : e(engine) { e.watching_ = true; }
     ~StallWatch() { e.watching_ = false; }
   };
   // Called by the solver once per Newton iteration and per evaluation: throws ThreadsStalled when the threads
@@ -564,8 +611,8 @@ class Engine final : public EngineBase {
     if (!watching_) return;
     if (choice_.simulated_stall_now()) throw ThreadsStalled{};
     // The wall clock first: a batch younger than stall_seconds cannot have stalled, and most never get that old.
-    if (ThreadChoice::wall_now() - watch_start_.wall < ThreadChoice::stall_seconds) return;
-    if (ThreadChoice::stalled_since(watch_start_, ThreadChoice::now())) throw ThreadsStalled{};
+    if (ThreadChoice::wall_now() - team_.start().wall < ThreadChoice::stall_seconds) return;
+    if (ThreadChoice::stalled_since(team_.start(), team_.now())) throw ThreadsStalled{};
   }
 
   // The instance the calling thread alone runs on (Traits::calling_thread's), or this space's own when there is none.
@@ -577,8 +624,8 @@ class Engine final : public EngineBase {
   Passes passes_;
   AlonePasses alone_;  // the same passes on the calling thread alone (unused when !can_run_alone)
   ThreadChoice choice_;
-  bool watching_ = false;             // a batch on the threads is being watched for a stall
-  ThreadChoice::Clock watch_start_;  // since when
+  bool watching_ = false;        // a batch on the threads is being watched for a stall
+  ThreadChoice::TeamClocks team_;  // its clocks
   int device_id_;
   Committed committed_;
   long long q_ = 0;  // coefficients of the work views

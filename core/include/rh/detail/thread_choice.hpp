@@ -4,15 +4,18 @@
 // On a machine whose cores are taken by other processes, every launch of a batch ends in a barrier that may wait a
 // whole scheduler time slice (~8 ms here) for a thread that was set aside: a batch on the threads then costs up to
 // 100× one on the calling thread alone (docs/performance.md, "OpenMP on a loaded machine"). The choice is measured,
-// never guessed. A batch on the threads is watched: once the calling thread has waited for a core too long
-// (stalled_since) it stops and starts over alone, which loses only the time spent, since nothing is committed before
-// the end. Each batch's wall time per unit of work is recorded, and the other way is tried on one batch (a probe)
+// never guessed. A batch on the threads is watched: once one of its threads has waited for a core too long
+// (stalled_since, on the clocks of TeamClocks) it stops and starts over alone, which loses only the time spent, since
+// nothing is committed before the end. Each batch's wall time per unit of work is recorded, and the other way is tried on one batch (a probe)
 // when the measurements say it may win: on the threads, the calling thread waited for a core during the batch, or
 // the batch cost `slowdown` times their best; alone, the calling thread had its core to itself over the last
 // `quiet_seconds`. A probe that wins switches. One that loses waits before the next, long enough that probing costs
 // at most about a tenth of the batches' time (the wait grows with what the losing probe cost), and twice as long
 // each time.
 #pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
 
 namespace rh::detail {
 
@@ -26,6 +29,48 @@ class ThreadChoice {
   };
   static Clock now() noexcept;
   static double wall_now() noexcept;  // the wall clock alone (the CPU clock is a system call: read it when needed)
+
+  // The CPU clocks of the threads a batch on the threads runs on. Every launch ends when its slowest thread does,
+  // so the batch's clock is that of the thread that had the least CPU time: while the calling thread spins at a
+  // barrier, keeping its core, a partner thread may wait for one (docs/performance.md, "OpenMP on a loaded
+  // machine"). The clocks come from a launch in which each thread gives its own (this_thread_clock); at most
+  // max_threads are read, each read being a system call (~0.6 µs here): on a loaded machine many threads wait.
+  class TeamClocks {
+   public:
+    static constexpr std::size_t max_threads = 16;
+    // Starts a batch at `start` (ThreadChoice::now()) on the threads of `clocks`, read now; the clocks must stay
+    // valid until the batch ends.
+    void begin(const Clock& start, const std::vector<std::intptr_t>& clocks);
+    // now(), with the calling thread's CPU time replaced by the least any thread had since begin() (a team
+    // thread's counting the time excluded; a thread whose clock cannot be read is left out).
+    Clock now() const;
+    const Clock& start() const { return start_; }
+    // The batch ran `seconds` on the calling thread alone: the team's threads had no work then.
+    void exclude(double seconds) { excluded_ += seconds; }
+
+   private:
+    Clock start_;
+    double excluded_ = 0.0;  // seconds of the batch on the calling thread alone
+    const std::vector<std::intptr_t>* clocks_ = nullptr;
+    std::vector<double> start_cpu_;  // each thread's CPU seconds at begin() (negative: unreadable)
+  };
+  // The calling thread's CPU clock for TeamClocks, or false when the platform has none.
+  static bool this_thread_clock(std::intptr_t* clock) noexcept;
+
+  // What a calling thread knows of the threads that run its launches on one host space, shared by its engines of
+  // that space (an OpenMP runtime gives each thread that launches a team of its own; Engine::update).
+  struct Team {
+    bool found = false;                 // the clocks were asked for, by a launch on the threads (find_team)
+    std::vector<std::intptr_t> clocks;  // then the threads' CPU clocks (TeamClocks)
+    double stalled_at = -1e300;         // wall time of the last stall on them (of a batch, or of that launch)
+    // Whether they stalled less than team_memory_seconds before `now`: a stall then is not a moment's preemption,
+    // and a new engine starts alone (start_alone).
+    bool stalled_lately(double now) const { return now - stalled_at < team_memory_seconds; }
+  };
+  static constexpr double team_memory_seconds = 1.0;
+  // The launch that finds a team's clocks wakes its threads (43–64 µs here, docs/performance.md): this long, and
+  // they waited for cores.
+  static constexpr double slow_wake_seconds = 0.002;
 
   // The calling thread's share of a core below which it waited for one (the machine is loaded).
   static constexpr double loaded_share = 0.8;
@@ -54,11 +99,16 @@ class ThreadChoice {
   // measurements may change it again).
   void choose(bool alone) {
     alone_ = alone;
-    probing_ = false;
+    probing_ = retry_ = false;
     wait_ = 0;
+    fresh_ = false;
+  }
+  // A choice that has not been used yet (no batch recorded, none chosen) starts alone.
+  void start_alone() {
+    if (fresh_) choose(true);
   }
   // Whether a batch on the threads running since `start` should stop and start over alone: after stall_seconds,
-  // the calling thread waited for a core more than loaded_share lets it (the batch's state is not committed until
+  // a thread of the batch (TeamClocks) waited for a core more than loaded_share lets it (the batch's state is not committed until
   // it ends, so starting over loses only the time spent). It changes nothing; stalled() makes the choice.
   static constexpr double stall_seconds = 0.01;
   static bool stalled_since(const Clock& start, const Clock& now) {
@@ -69,9 +119,11 @@ class ThreadChoice {
   static bool waited_for_core(const Clock& start, const Clock& end) {
     return start.cpu >= 0.0 && end.cpu >= 0.0 && end.cpu - start.cpu < loaded_share * (end.wall - start.wall);
   }
-  // The threads stalled a batch: alone from here (until a probe says otherwise); a stall after a probe of the
+  // The threads stalled a batch, which took `seconds` before it stopped: alone from here (until a probe says
+  // otherwise), except that a stall while they had none `lately` (Team::stalled_lately) may be a moment's
+  // preemption, and the batch after the one that starts over alone tries them again. A stall after a probe of the
   // threads counts as a lost probe.
-  void stalled(double seconds);  // `seconds`: the time the stalled batch took before it stopped
+  void stalled(double seconds, bool lately);
   // The tests' stall: the next batch on the threads stalls at its `checks`-th checkpoint (0: none).
   void simulate_stall(int checks) { simulated_stall_ = checks; }
   bool simulated_stall_now() { return simulated_stall_ > 0 && --simulated_stall_ == 0; }
@@ -83,6 +135,8 @@ class ThreadChoice {
 
   bool alone_ = false;     // the choice
   bool probing_ = false;   // the next batch tries the other way
+  bool retry_ = false;     // the batch after the next tries the threads (an isolated stall)
+  bool fresh_ = true;      // no batch recorded and none chosen yet
   double last_cost_[2] = {0.0, 0.0};  // seconds per unit of work of the last batch on the threads [0] and alone [1]
   double quiet_wall_ = 0.0, quiet_cpu_ = 0.0;  // batches alone since the last probe: wall and the thread's CPU time
   double last_alone_seconds_ = 0.0;  // wall time of the last batch alone
