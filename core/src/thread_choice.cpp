@@ -25,10 +25,10 @@ bool ThreadChoice::this_thread_clock(std::intptr_t* clock) noexcept { return pla
 void ThreadChoice::TeamClocks::begin(const Clock& start, const std::vector<std::intptr_t>& clocks) {
   start_ = start;
   excluded_ = 0.0;
+  next_check_ = start.wall + stall_seconds;
   clocks_ = &clocks;
-  const std::size_t n = std::min(clocks.size(), max_threads);
-  start_cpu_.resize(n);
-  for (std::size_t i = 0; i < n; ++i) start_cpu_[i] = platform::thread_cpu_seconds(clocks[i]);
+  start_cpu_.resize(std::min(clocks.size(), max_threads));
+  for (std::size_t i = 0; i < start_cpu_.size(); ++i) start_cpu_[i] = platform::thread_cpu_seconds(clocks[i]);
 }
 
 ThreadChoice::Clock ThreadChoice::TeamClocks::now() const {
@@ -43,6 +43,15 @@ ThreadChoice::Clock ThreadChoice::TeamClocks::now() const {
   return c;
 }
 
+bool ThreadChoice::TeamClocks::stalled() {
+  // The wall clock first: most checkpoints come before stall_seconds or within check_interval of the last look,
+  // and the CPU clocks are system calls.
+  const double wall = wall_now();
+  if (wall < next_check_) return false;
+  next_check_ = wall + check_interval;
+  return stalled_since(start_, now());
+}
+
 void ThreadChoice::lost_probe(double probe_cost, double chosen_cost) {
   // Waiting w batches spreads the probe's excess (probe − chosen, in batches of the chosen way) over w of them.
   const double excess = chosen_cost > 0.0 ? probe_cost / chosen_cost - 1.0 : 1.0;
@@ -51,14 +60,13 @@ void ThreadChoice::lost_probe(double probe_cost, double chosen_cost) {
   wait_ = last_wait_;
 }
 
-void ThreadChoice::stalled(double seconds, bool lately) {
+void ThreadChoice::stalled(double seconds) {
   probing_ = false;
   fresh_ = false;
   if (!alone_) {  // the threads were chosen: the first sign of a loaded machine
     alone_ = true;
     last_wait_ = 0;
     wait_ = 1;
-    retry_ = !lately;
     return;
   }
   // A probe of the threads that stalled lost, and cost `seconds` where the last batch alone took last_alone_seconds_.
@@ -91,12 +99,6 @@ void ThreadChoice::record(bool alone, const Clock& start, const Clock& end, doub
   }
   if (alone) last_alone_seconds_ = seconds;
   if (!alone) threads_best_ = threads_best_ < 0.0 ? cost : std::min(threads_best_, cost);
-  if (retry_) {  // the batch that started over alone after an isolated stall: the next one tries the threads
-    retry_ = false;
-    probing_ = true;
-    wait_ = 0;
-    return;
-  }
   if (wait_ > 0) {
     --wait_;
     return;

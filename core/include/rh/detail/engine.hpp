@@ -31,11 +31,9 @@ ThreadChoice::Team& team_of_this_thread() {
   thread_local ThreadChoice::Team team;
   return team;
 }
-// Finds the team's CPU clocks with one launch in which each thread gives its own, and notes a stall when the threads
-// took long to wake for it.
+// Finds the team's CPU clocks with one launch in which each thread gives its own.
 template <class Traits>
 void find_team(ThreadChoice::Team& team, const typename Traits::execution_space& space) {
-  const double start = ThreadChoice::wall_now();
   const int n = std::max(1, space.concurrency());
   std::vector<std::intptr_t> given(static_cast<std::size_t>(n));
   std::vector<char> has(static_cast<std::size_t>(n), 0);
@@ -46,8 +44,6 @@ void find_team(ThreadChoice::Team& team, const typename Traits::execution_space&
     if (has[i] && std::find(team.clocks.begin(), team.clocks.end(), given[i]) == team.clocks.end())
       team.clocks.push_back(given[i]);
   team.found = true;
-  const double end = ThreadChoice::wall_now();
-  if (end - start >= ThreadChoice::slow_wake_seconds) team.stalled_at = end;
 }
 
 template <class Traits, class S>
@@ -79,9 +75,9 @@ class Engine final : public EngineBase {
     if constexpr (can_run_alone) {
       ThreadChoice::Team& team = team_of_this_thread<Traits>();
       if (!team.found && !choice_.alone()) find_team<Traits>(team, passes_.space());  // once per calling thread
-      // A new engine starts alone where the threads lately stalled (a batch of another engine, or the launch that
-      // found their clocks): the machine is likely loaded, and a stall costs a batch's first launches (10–60 ms on
-      // the demo) before a checkpoint can see it.
+      // A new engine starts alone where the threads lately stalled a batch of another engine: the machine is likely
+      // still loaded, and a stall costs a batch's first launches before two windows can show it (20–50 ms on the
+      // demo).
       if (team.stalled_lately(ThreadChoice::wall_now())) choice_.start_alone();
       ThreadChoice::Clock start = ThreadChoice::now();
       bool alone = choice_.alone();
@@ -93,7 +89,7 @@ class Engine final : public EngineBase {
           d = update_on(passes_, batch, config, from_empty);
         } catch (const ThreadsStalled&) {  // nothing was committed: the batch starts over alone
           const ThreadChoice::Clock stop = ThreadChoice::now();
-          choice_.stalled(stop.wall - start.wall, team.stalled_lately(stop.wall));
+          choice_.stalled(stop.wall - start.wall);
           team.stalled_at = stop.wall;
           alone = true;
           start = stop;
@@ -122,7 +118,7 @@ class Engine final : public EngineBase {
                                                       "largest count a state may hold",
                                                       committed_.scalars.n_samples_seen, n));
     calling_thread_section([&] { prepare_work(n, q); });
-    check_stall();  // the first batch on a calling thread's team launched once already (team_clocks)
+    check_stall();  // (the first batch of a calling thread launched on its threads once already: find_team)
     const double batch_weight = stage_and_validate(run, batch);
     check_stall();
     const double previous_weight = empty ? 0.0 : committed_.scalars.weight_sum;
@@ -134,15 +130,17 @@ class Engine final : public EngineBase {
                   fmt::format("the cumulative sample weight N_b = {} + {} = {} is out of range: N_b and 1/N_b must be "
                               "finite; scale the sample weights",
                               previous_weight, batch_weight, cumulative));
-    const auto& space = run.space();
-    if (empty) {
-      Kokkos::deep_copy(space, coef_.tilde, S(0));
-      Kokkos::deep_copy(space, coef_.info, S(0));
-    } else {
-      run.copy(coef_.tilde, committed_.coefficients);
-      run.copy(coef_.info, committed_.information);
-    }
-    coef_.info_symmetric = run.exactly_symmetric(coef_.info);
+    calling_thread_section([&] {  // coefficient-sized work: not worth a launch, and a barrier, on the threads
+      const auto& own = calling_thread_passes();
+      if (empty) {
+        Kokkos::deep_copy(own.space(), coef_.tilde, S(0));
+        Kokkos::deep_copy(own.space(), coef_.info, S(0));
+      } else {
+        own.copy(coef_.tilde, committed_.coefficients);
+        own.copy(coef_.info, committed_.information);
+      }
+      coef_.info_symmetric = own.exactly_symmetric(coef_.info);
+    });
 
     BatchScalars bs;
     const Diagnostics d = with_penalty(config.penalty, [&](auto tag) {
@@ -173,7 +171,7 @@ class Engine final : public EngineBase {
     commit_gram(run);
     long long bad = run.commit(partial_, chunks_, coef_.info, coef_.cur, info_new_);
     if (config.inference) {
-      if (empty) Kokkos::deep_copy(space, score_previous_, S(0));
+      if (empty) Kokkos::deep_copy(run.space(), score_previous_, S(0));
       else run.copy(score_previous_, committed_.score_variance);
       // The last line search's u = X·d is spent by now: it carries k_i = w_i ψ(r_i)² into the squared-score Gram.
       run.score_gram(rows_, chunks_, bs.has_weights, rows_.u, score_partial_);
@@ -300,12 +298,14 @@ class Engine final : public EngineBase {
    public:
     Solve(Engine& engine, const Run& run, const BatchScalars& bs)
         : e_(engine), run_(run), bs_(bs), passes_(run) {
-      const auto& space = run_.space();
-      Kokkos::deep_copy(space, e_.coef_.cur, e_.coef_.tilde);  // β starts at β̃
-      Kokkos::deep_copy(space, e_.coef_.cand, e_.coef_.cur);
-      Kokkos::deep_copy(space, e_.coef_.grad, S(0));
+      e_.calling_thread_section([&] {  // coefficient- and chunk-sized
+        const auto& own = e_.calling_thread_passes();
+        Kokkos::deep_copy(own.space(), e_.coef_.cur, e_.coef_.tilde);  // β starts at β̃
+        Kokkos::deep_copy(own.space(), e_.coef_.cand, e_.coef_.cur);
+        Kokkos::deep_copy(own.space(), e_.coef_.grad, S(0));
+        e_.gram_rows_.reset(own, e_.chunks_.count);
+      });
       e_.gram_state_ = GramState::stale;
-      e_.gram_rows_.reset(run_, e_.chunks_.count);
       scratch().j_delta_valid = false;  // J is this batch's now
     }
     // F_b at the candidate; leaves the candidate's row weights for the next gram_gradient and, with `gradient`,
@@ -327,6 +327,7 @@ class Engine final : public EngineBase {
     // The Newton system at β: its Gram from every row (first iteration of a batch) or the last one plus the
     // curvature changes of the accepted step (the delta Gram), the data gradient, then H and g.
     void newton_system() {
+      e_.check_stall();
       run_.gram_gradient(e_.rows_, e_.chunks_, true, e_.partial_, true,
                          e_.gram_state_ == GramState::stale ? nullptr : &e_.gram_rows_);
       e_.gram_state_ = GramState::current;
@@ -596,7 +597,7 @@ class Engine final : public EngineBase {
     f();
     team_.exclude(ThreadChoice::wall_now() - start);
   }
-  // Thrown out of a batch on the threads that stalled (ThreadChoice::stalled_since), caught by update().
+  // Thrown out of a batch on the threads that stalled (ThreadChoice::TeamClocks::stalled), caught by update().
   struct ThreadsStalled {};
   // While a batch runs on the threads, the solver's checkpoints (check_stall) compare its clocks (team_) with its
   // start.
@@ -605,14 +606,12 @@ class Engine final : public EngineBase {
     explicit StallWatch(Engine& engine) : e(engine) { e.watching_ = true; }
     ~StallWatch() { e.watching_ = false; }
   };
-  // Called by the solver once per Newton iteration and per evaluation: throws ThreadsStalled when the threads
-  // stalled the batch.
+  // Called by the solver before each Newton system, evaluation and line search: throws ThreadsStalled when the
+  // threads stalled the batch.
   void check_stall() {
     if (!watching_) return;
     if (choice_.simulated_stall_now()) throw ThreadsStalled{};
-    // The wall clock first: a batch younger than stall_seconds cannot have stalled, and most never get that old.
-    if (ThreadChoice::wall_now() - team_.start().wall < ThreadChoice::stall_seconds) return;
-    if (ThreadChoice::stalled_since(team_.start(), team_.now())) throw ThreadsStalled{};
+    if (team_.stalled()) throw ThreadsStalled{};
   }
 
   // The instance the calling thread alone runs on (Traits::calling_thread's), or this space's own when there is none.

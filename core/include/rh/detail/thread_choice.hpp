@@ -5,8 +5,8 @@
 // whole scheduler time slice (~8 ms here) for a thread that was set aside: a batch on the threads then costs up to
 // 100× one on the calling thread alone (docs/performance.md, "OpenMP on a loaded machine"). The choice is measured,
 // never guessed. A batch on the threads is watched: once one of its threads has waited for a core too long
-// (stalled_since, on the clocks of TeamClocks) it stops and starts over alone, which loses only the time spent, since
-// nothing is committed before the end. Each batch's wall time per unit of work is recorded, and the other way is tried on one batch (a probe)
+// (TeamClocks::stalled) it stops and starts over alone, which loses only the time spent, since nothing is committed
+// before the end. Each batch's wall time per unit of work is recorded, and the other way is tried on one batch (a probe)
 // when the measurements say it may win: on the threads, the calling thread waited for a core during the batch, or
 // the batch cost `slowdown` times their best; alone, the calling thread had its core to itself over the last
 // `quiet_seconds`. A probe that wins switches. One that loses waits before the next, long enough that probing costs
@@ -47,10 +47,15 @@ class ThreadChoice {
     const Clock& start() const { return start_; }
     // The batch ran `seconds` on the calling thread alone: the team's threads had no work then.
     void exclude(double seconds) { excluded_ += seconds; }
+    // Whether the batch stalled (stalled_since), asked at the solver's checkpoints; the CPU clocks are read at most
+    // once per check_interval.
+    bool stalled();
+    static constexpr double check_interval = 0.001;
 
    private:
     Clock start_;
     double excluded_ = 0.0;  // seconds of the batch on the calling thread alone
+    double next_check_ = 0.0;
     const std::vector<std::intptr_t>* clocks_ = nullptr;
     std::vector<double> start_cpu_;  // each thread's CPU seconds at begin() (negative: unreadable)
   };
@@ -62,15 +67,12 @@ class ThreadChoice {
   struct Team {
     bool found = false;                 // the clocks were asked for, by a launch on the threads (find_team)
     std::vector<std::intptr_t> clocks;  // then the threads' CPU clocks (TeamClocks)
-    double stalled_at = -1e300;         // wall time of the last stall on them (of a batch, or of that launch)
-    // Whether they stalled less than team_memory_seconds before `now`: a stall then is not a moment's preemption,
-    // and a new engine starts alone (start_alone).
+    double stalled_at = -1e300;         // wall time at which a batch last stalled on them
+    // Whether they stalled less than team_memory_seconds before `now`: a new engine then starts alone
+    // (start_alone), since a stall costs a batch's first launches before two windows can show it.
     bool stalled_lately(double now) const { return now - stalled_at < team_memory_seconds; }
   };
-  static constexpr double team_memory_seconds = 1.0;
-  // The launch that finds a team's clocks wakes its threads (43–64 µs here, docs/performance.md): this long, and
-  // they waited for cores.
-  static constexpr double slow_wake_seconds = 0.002;
+  static constexpr double team_memory_seconds = 0.5;
 
   // The calling thread's share of a core below which it waited for one (the machine is loaded).
   static constexpr double loaded_share = 0.8;
@@ -99,7 +101,7 @@ class ThreadChoice {
   // measurements may change it again).
   void choose(bool alone) {
     alone_ = alone;
-    probing_ = retry_ = false;
+    probing_ = false;
     wait_ = 0;
     fresh_ = false;
   }
@@ -107,23 +109,26 @@ class ThreadChoice {
   void start_alone() {
     if (fresh_) choose(true);
   }
-  // Whether a batch on the threads running since `start` should stop and start over alone: after stall_seconds,
-  // a thread of the batch (TeamClocks) waited for a core more than loaded_share lets it (the batch's state is not committed until
-  // it ends, so starting over loses only the time spent). It changes nothing; stalled() makes the choice.
-  static constexpr double stall_seconds = 0.01;
+  // Whether a batch on the threads that ran from `start` to `now` (the clocks of TeamClocks) should stop and
+  // start over alone: a thread of it waited for a core longer than transient_seconds plus what loaded_share lets it.
+  // A wait of a few ms is no stall: a thread that slept takes ~6 ms to wake even on this quiet VM (its virtual CPU
+  // halted when idle), and another process's OpenMP threads spin ~7.5 ms after their own work; a loaded machine's
+  // waits go on (the batch's state is not committed until it ends, so starting over loses only the time spent). It
+  // changes nothing; stalled() makes the choice.
+  static constexpr double transient_seconds = 0.008;
+  static constexpr double stall_seconds = 0.01;  // no stall is younger
   static bool stalled_since(const Clock& start, const Clock& now) {
-    return now.wall - start.wall >= stall_seconds && waited_for_core(start, now);
+    return now.wall - start.wall >= stall_seconds && waited_for_core(start, now, transient_seconds);
   }
-  // Whether the calling thread had less than loaded_share of a core from start to end (false when the platform
-  // cannot tell).
-  static bool waited_for_core(const Clock& start, const Clock& end) {
-    return start.cpu >= 0.0 && end.cpu >= 0.0 && end.cpu - start.cpu < loaded_share * (end.wall - start.wall);
+  // Whether the thread of `end.cpu` had less than loaded_share of a core from start to end, less `allowance`
+  // seconds (false when the platform cannot tell).
+  static bool waited_for_core(const Clock& start, const Clock& end, double allowance = 0.0) {
+    return start.cpu >= 0.0 && end.cpu >= 0.0 &&
+           end.cpu - start.cpu < loaded_share * (end.wall - start.wall) - allowance;
   }
-  // The threads stalled a batch, which took `seconds` before it stopped: alone from here (until a probe says
-  // otherwise), except that a stall while they had none `lately` (Team::stalled_lately) may be a moment's
-  // preemption, and the batch after the one that starts over alone tries them again. A stall after a probe of the
+  // The threads stalled a batch: alone from here (until a probe says otherwise); a stall after a probe of the
   // threads counts as a lost probe.
-  void stalled(double seconds, bool lately);
+  void stalled(double seconds);  // `seconds`: the time the stalled batch took before it stopped
   // The tests' stall: the next batch on the threads stalls at its `checks`-th checkpoint (0: none).
   void simulate_stall(int checks) { simulated_stall_ = checks; }
   bool simulated_stall_now() { return simulated_stall_ > 0 && --simulated_stall_ == 0; }
@@ -135,7 +140,6 @@ class ThreadChoice {
 
   bool alone_ = false;     // the choice
   bool probing_ = false;   // the next batch tries the other way
-  bool retry_ = false;     // the batch after the next tries the threads (an isolated stall)
   bool fresh_ = true;      // no batch recorded and none chosen yet
   double last_cost_[2] = {0.0, 0.0};  // seconds per unit of work of the last batch on the threads [0] and alone [1]
   double quiet_wall_ = 0.0, quiet_cpu_ = 0.0;  // batches alone since the last probe: wall and the thread's CPU time
