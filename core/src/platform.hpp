@@ -11,6 +11,7 @@
 //                 the scheduler tick, ~15.6 ms: too coarse for a batch of a few ms).
 //   thread_cpu_clock    OpenThread(THREAD_QUERY_LIMITED_INFORMATION, GetCurrentThreadId()), the handle kept (cached
 //                 per thread) for QueryThreadCycleTime by thread_cpu_seconds(clock).
+//   runnable_threads  -1 (Windows has no cheap count of the threads that run or wait for a core).
 // Every failure throws rh::Error(Errc::invalid_argument) whose message names the path and the system's reason.
 #pragma once
 #include <cstddef>
@@ -59,5 +60,9 @@ double thread_cpu_seconds() noexcept;
 bool thread_cpu_clock(std::intptr_t* clock) noexcept;
 // Seconds of CPU time the thread of `clock` has used, or -1 when it cannot be read (the thread has ended).
 double thread_cpu_seconds(std::intptr_t clock) noexcept;
+
+// The machine's threads that run or wait for a core now, the calling one included, or -1 when the platform cannot
+// say. Linux: /proc/loadavg's fourth field (the whole machine's, also inside a container).
+int runnable_threads() noexcept;
 
 }  // namespace rh::platform

@@ -190,4 +190,22 @@ bool thread_cpu_clock(std::intptr_t* clock) noexcept {
 
 double thread_cpu_seconds(std::intptr_t clock) noexcept { return clock_seconds(static_cast<clockid_t>(clock)); }
 
+int runnable_threads() noexcept {
+  // "0.72 0.82 0.99 3/92 12281": the fourth field is runnable/total scheduling entities.
+  const int fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char text[128] = {};
+  const ssize_t got = ::read(fd, text, sizeof(text) - 1);
+  ::close(fd);
+  if (got <= 0) return -1;
+  const char* p = text;
+  for (int field = 0; field < 3; ++field) {
+    while (*p != '\0' && *p != ' ') ++p;
+    while (*p == ' ') ++p;
+  }
+  int running = 0, digits = 0;
+  for (; *p >= '0' && *p <= '9' && digits < 9; ++p, ++digits) running = 10 * running + (*p - '0');
+  return digits > 0 && *p == '/' ? running : -1;
+}
+
 }  // namespace rh::platform

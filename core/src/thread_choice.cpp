@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <thread>
 
 #include "platform.hpp"
 
@@ -21,6 +22,12 @@ ThreadChoice::Clock ThreadChoice::now() noexcept {
 }
 
 bool ThreadChoice::this_thread_clock(std::intptr_t* clock) noexcept { return platform::thread_cpu_clock(clock); }
+
+bool ThreadChoice::cores_taken(int threads) noexcept {
+  const int runnable = platform::runnable_threads();  // the calling thread among them
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return runnable > 0 && cores > 0 && (runnable - 1) + threads > cores;
+}
 
 void ThreadChoice::TeamClocks::begin(const Clock& start, const std::vector<std::intptr_t>& clocks) {
   start_ = start;

@@ -136,6 +136,13 @@ TEST_CASE("a batch on the threads stalls when a thread waited for a core long en
   CHECK(c.chosen_alone());
 }
 
+TEST_CASE("the machine's free cores are read where the platform can") {
+#if defined(__linux__)
+  CHECK(ThreadChoice::cores_taken(1 << 20));  // no machine has that many free cores
+#endif
+  CHECK_FALSE(ThreadChoice::cores_taken(-(1 << 20)));
+}
+
 TEST_CASE("a new engine's choice starts alone when told, unless a choice was made already") {
   ThreadChoice fresh, chosen, used;
   fresh.start_alone();
@@ -242,10 +249,41 @@ TEST_CASE_TEMPLATE_DEFINE("batches on the calling thread alone give the same bit
       threads.thread_choice().choose(false);
       alone.thread_choice().choose(true);
       mixed.thread_choice().choose(b % 2 == 1);
-      threads.update(t.batch, cfg, false);
+      namespace K = Kokkos::Tools::Experimental;
+      // On the threads, sequential and coefficient-sized work still runs on the calling thread alone: the dense
+      // solve and the symmetry check launch with the calling thread's device id, the row passes with the threads'.
+      std::set<std::pair<uint32_t, std::string>> threads_launches;
+      launched_on = &threads_launches;
+      {
+        const auto saved = K::get_callbacks();
+        K::set_begin_parallel_for_callback(&on_launch);
+        K::set_begin_parallel_reduce_callback(&on_launch);
+        K::set_begin_parallel_scan_callback(&on_launch);
+        const Diagnostics on_threads = threads.update(t.batch, cfg, false);
+        K::set_callbacks(saved);
+        launched_on = nullptr;
+        if (Engine::can_run_alone && !on_threads.calling_thread_only) {  // (it may stall on a busy machine)
+          int sequential = 0, rows = 0;
+          for (const auto& launch : threads_launches) {
+            const std::string& label = launch.second;
+            CAPTURE(label);
+            const bool seq = label.rfind("rh::cholesky", 0) == 0 || label == "rh::lu_solve" ||
+                             label == "rh::check_symmetry";
+            if (seq) {
+              ++sequential;
+              CHECK(launch.first != threads_device);
+            }
+            if (label == "rh::stage") {
+              ++rows;
+              CHECK(launch.first == threads_device);
+            }
+          }
+          CHECK(sequential > 0);
+          CHECK(rows > 0);
+        }
+      }
       std::set<std::pair<uint32_t, std::string>> devices;
       launched_on = &devices;
-      namespace K = Kokkos::Tools::Experimental;
       const auto saved = K::get_callbacks();
       K::set_begin_parallel_for_callback(&on_launch);
       K::set_begin_parallel_reduce_callback(&on_launch);

@@ -74,10 +74,15 @@ class Engine final : public EngineBase {
   Diagnostics update(const Batch& batch, const Config& config, bool from_empty) override {
     if constexpr (can_run_alone) {
       ThreadChoice::Team& team = team_of_this_thread<Traits>();
-      if (!team.found && !choice_.alone()) find_team<Traits>(team, passes_.space());  // once per calling thread
-      // A new engine starts alone where the threads lately stalled a batch of another engine: the machine is likely
-      // still loaded, and a stall costs a batch's first launches before two windows can show it (20–50 ms on the
-      // demo).
+      if (!team.asked && !choice_.alone()) {  // the first batch of this calling thread on its threads
+        team.asked = true;
+        if (ThreadChoice::cores_taken(passes_.space().concurrency())) team.stalled_at = ThreadChoice::wall_now();
+      }
+      if (!team.found && !team.stalled_lately(ThreadChoice::wall_now()) && !choice_.alone())
+        find_team<Traits>(team, passes_.space());  // once per calling thread
+      // A new engine starts alone where the threads lately stalled a batch of another engine (or the machine's cores
+      // were taken at the calling thread's first batch): the machine is likely still loaded, and a stall costs a
+      // batch's first launches (40–90 ms on the demo) before a checkpoint can see it.
       if (team.stalled_lately(ThreadChoice::wall_now())) choice_.start_alone();
       ThreadChoice::Clock start = ThreadChoice::now();
       bool alone = choice_.alone();

@@ -65,6 +65,7 @@ class ThreadChoice {
   // What a calling thread knows of the threads that run its launches on one host space, shared by its engines of
   // that space (an OpenMP runtime gives each thread that launches a team of its own; Engine::update).
   struct Team {
+    bool asked = false;                 // the machine's load was read once (cores_taken)
     bool found = false;                 // the clocks were asked for, by a launch on the threads (find_team)
     std::vector<std::intptr_t> clocks;  // then the threads' CPU clocks (TeamClocks)
     double stalled_at = -1e300;         // wall time at which a batch last stalled on them
@@ -73,6 +74,10 @@ class ThreadChoice {
     bool stalled_lately(double now) const { return now - stalled_at < team_memory_seconds; }
   };
   static constexpr double team_memory_seconds = 0.5;
+  // Whether the machine has fewer free cores now than `threads` (false when the platform cannot say): asked once,
+  // before the first batch of a calling thread on its threads, since no measurement of them exists yet and a stall
+  // costs that batch's first launches. From there the measurements decide.
+  static bool cores_taken(int threads) noexcept;
 
   // The calling thread's share of a core below which it waited for one (the machine is loaded).
   static constexpr double loaded_share = 0.8;
