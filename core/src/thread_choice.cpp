@@ -23,10 +23,10 @@ ThreadChoice::Clock ThreadChoice::now() noexcept {
 
 bool ThreadChoice::this_thread_clock(std::intptr_t* clock) noexcept { return platform::thread_cpu_clock(clock); }
 
+int ThreadChoice::runnable_threads() noexcept { return platform::runnable_threads(); }
+
 bool ThreadChoice::cores_taken(int threads) noexcept {
-  const int runnable = platform::runnable_threads();  // the calling thread among them
-  const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  return runnable > 0 && cores > 0 && (runnable - 1) + threads > cores;
+  return cores_taken(threads, runnable_threads(), static_cast<int>(std::thread::hardware_concurrency()));
 }
 
 void ThreadChoice::TeamClocks::begin(const Clock& start, const std::vector<std::intptr_t>& clocks) {
@@ -86,7 +86,7 @@ void ThreadChoice::record(bool alone, const Clock& start, const Clock& end, doub
   const double cost = seconds / work;
   const bool cpu_known = start.cpu >= 0.0 && end.cpu >= 0.0;
   const double cpu = cpu_known ? end.cpu - start.cpu : 0.0;
-  const bool waited = waited_for_core(start, end);
+  const bool waited = waited_for_core(start, end, transient_seconds);  // as stalled_since: a wake is no load
   const int way = alone ? 1 : 0, chosen = alone_ ? 1 : 0;
   const bool probe = probing_;
   probing_ = false;

@@ -27,14 +27,14 @@ namespace {
 struct Clocked {
   ThreadChoice choice;
   double now = 0.0, cpu = 0.0;
-  bool batch(double threads_seconds, double alone_seconds, double share) {
+  bool batch(double threads_seconds, double alone_seconds, double share, double work = 1.0) {
     const bool alone = choice.alone();
-    const double seconds = alone ? alone_seconds : threads_seconds;
+    const double seconds = work * (alone ? alone_seconds : threads_seconds);
     const ThreadChoice::Clock start{now, share < 0 ? -1.0 : cpu};
     now += seconds;
     cpu += share < 0 ? 0.0 : share * seconds;
     const ThreadChoice::Clock end{now, share < 0 ? -1.0 : cpu};
-    choice.record(alone, start, end, 1.0);
+    choice.record(alone, start, end, work);
     return alone;
   }
 };
@@ -59,9 +59,11 @@ TEST_CASE("the thread choice stays on quiet threads, goes alone when they slow d
   CHECK(alone * 0.004 >= ThreadChoice::quiet_seconds - 1e-12);
   CHECK(alone * 0.004 <= 2 * ThreadChoice::quiet_seconds + 0.004 + 1e-12);
   CHECK_FALSE(c.choice.chosen_alone());
-  // A threads batch during which the calling thread waited for a core is also a reason to try alone; alone
-  // losing keeps the threads.
+  // A threads batch during which a thread waited for a core is also a reason to try alone, but not a wait within
+  // transient_seconds (a thread waking); alone losing keeps the threads.
   CHECK_FALSE(c.batch(0.002, 0.004, 0.5));
+  CHECK_FALSE(c.batch(0.002, 0.004, 1.0));
+  CHECK_FALSE(c.batch(0.002, 0.004, 0.5, 20.0));  // 40 ms, half of it waiting
   CHECK(c.batch(0.002, 0.004, 1.0));
   CHECK_FALSE(c.choice.chosen_alone());
   CHECK_FALSE(c.batch(0.002, 0.004, 1.0));
@@ -136,11 +138,17 @@ TEST_CASE("a batch on the threads stalls when a thread waited for a core long en
   CHECK(c.chosen_alone());
 }
 
-TEST_CASE("the machine's free cores are read where the platform can") {
+TEST_CASE("a calling thread's first batch starts alone when the machine's cores are taken") {
+  CHECK(ThreadChoice::cores_taken(2, 3, 2));        // two busy processes on two cores (and the calling thread)
+  CHECK(ThreadChoice::cores_taken(2, 2, 2));        // one
+  CHECK_FALSE(ThreadChoice::cores_taken(2, 1, 2));  // none
+  CHECK_FALSE(ThreadChoice::cores_taken(16, 2, 16));  // one daemon on a machine the team fills
+  CHECK(ThreadChoice::cores_taken(16, 10, 16));
+  CHECK_FALSE(ThreadChoice::cores_taken(2, 3, 8));  // cores to spare
+  CHECK_FALSE(ThreadChoice::cores_taken(2, -1, 2));  // the platform cannot say
 #if defined(__linux__)
-  CHECK(ThreadChoice::cores_taken(1 << 20));  // no machine has that many free cores
+  CHECK(ThreadChoice::runnable_threads() >= 1);  // the calling thread runs
 #endif
-  CHECK_FALSE(ThreadChoice::cores_taken(-(1 << 20)));
 }
 
 TEST_CASE("a new engine's choice starts alone when told, unless a choice was made already") {

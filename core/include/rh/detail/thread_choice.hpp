@@ -74,10 +74,18 @@ class ThreadChoice {
     bool stalled_lately(double now) const { return now - stalled_at < team_memory_seconds; }
   };
   static constexpr double team_memory_seconds = 0.5;
-  // Whether the machine has fewer free cores now than `threads` (false when the platform cannot say): asked once,
+  // Whether the machine has fewer free cores now than `threads`, with enough other threads running to hold up half
+  // of them (false when the platform cannot say): asked once,
   // before the first batch of a calling thread on its threads, since no measurement of them exists yet and a stall
   // costs that batch's first launches. From there the measurements decide.
   static bool cores_taken(int threads) noexcept;
+  // The rule, given the machine's runnable threads (the calling one included; <= 0: unknown) and cores: others
+  // that leave too few cores for the team, and enough of them to hold up half of it (one thread of a daemon waking
+  // on a machine whose cores the team fills is not a load).
+  static constexpr bool cores_taken(int threads, int runnable, int cores) {
+    return runnable > 0 && cores > 0 && (runnable - 1) + threads > cores && 2 * (runnable - 1) >= threads;
+  }
+  static int runnable_threads() noexcept;  // platform::runnable_threads
 
   // The calling thread's share of a core below which it waited for one (the machine is loaded).
   static constexpr double loaded_share = 0.8;
