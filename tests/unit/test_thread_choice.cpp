@@ -63,7 +63,7 @@ TEST_CASE("the thread choice stays on quiet threads, goes alone when they slow d
   // transient_seconds (a thread waking); alone losing keeps the threads.
   CHECK_FALSE(c.batch(0.002, 0.004, 0.5));
   CHECK_FALSE(c.batch(0.002, 0.004, 1.0));
-  CHECK_FALSE(c.batch(0.002, 0.004, 0.5, 20.0));  // 40 ms, half of it waiting
+  CHECK_FALSE(c.batch(0.002, 0.004, 0.5, 40.0));  // 80 ms, half of it waiting
   CHECK(c.batch(0.002, 0.004, 1.0));
   CHECK_FALSE(c.choice.chosen_alone());
   CHECK_FALSE(c.batch(0.002, 0.004, 1.0));
@@ -322,13 +322,12 @@ TEST_CASE_TEMPLATE_DEFINE("batches on the calling thread alone give the same bit
       CHECK(same_state(mixed.export_state(), threads.export_state()));
     }
   }
-  detail::team_of_this_thread<typename T::Traits>().stalled_at = -1e300;  // (the stalls above were simulated)
 }
 TEST_CASE_TEMPLATE_APPLY(thread_choice_bits, Targets);
 
-// The calling thread's team: one launch finds a CPU clock per thread of the space, and a stall on it makes the next
-// new engine start alone (its choice fresh), while an engine whose choice was made keeps it.
-TEST_CASE_TEMPLATE_DEFINE("a new engine starts alone where the threads stalled another engine's batch lately", T,
+// The calling thread's team: one launch finds a CPU clock per thread of the space; while the machine's cores were
+// lately found taken, a new engine starts alone (its choice fresh); a stall of another engine does not count.
+TEST_CASE_TEMPLATE_DEFINE("a new engine starts alone while the machine's cores were lately found taken", T,
                           thread_choice_team) {
   using Engine = detail::Engine<typename T::Traits, typename T::S>;
   CAPTURE(T::name());
@@ -342,16 +341,20 @@ TEST_CASE_TEMPLATE_DEFINE("a new engine starts alone where the threads stalled a
       CHECK(std::find(found.clocks.begin(), found.clocks.end(), own) != found.clocks.end());  // the caller is one
     }
     ThreadChoice::Team& team = detail::team_of_this_thread<typename T::Traits>();
+    const double saved = team.loaded_at;
     Data d = linear_data(2000, 8, 5, 0.3);
     const TypedBatch t = make_batch(d, T::dtype, 0, 1000);
-    Engine stalls(T::Traits::instance(0), 0), fresh(T::Traits::instance(0), 0);
+    team.loaded_at = ThreadChoice::wall_now();  // as the calling thread's first batch does when the cores are taken
+    Engine fresh(T::Traits::instance(0), 0);
+    CHECK(fresh.update(t.batch, Config{}, false).calling_thread_only);
+    CHECK(fresh.thread_choice().chosen_alone());
+    team.loaded_at = -1e300;
+    Engine stalls(T::Traits::instance(0), 0);
     stalls.thread_choice().choose(false);
     stalls.thread_choice().simulate_stall(1);
     CHECK(stalls.update(t.batch, Config{}, false).calling_thread_only);
-    CHECK(team.stalled_lately(ThreadChoice::wall_now()));
-    CHECK(fresh.update(t.batch, Config{}, false).calling_thread_only);
-    CHECK(fresh.thread_choice().chosen_alone());
-    team.stalled_at = -1e300;  // the tests after this one start on the threads
+    CHECK_FALSE(team.loaded_lately(ThreadChoice::wall_now()));
+    team.loaded_at = saved;
   }
 }
 TEST_CASE_TEMPLATE_APPLY(thread_choice_team, Targets);

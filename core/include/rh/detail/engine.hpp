@@ -76,14 +76,12 @@ class Engine final : public EngineBase {
       ThreadChoice::Team& team = team_of_this_thread<Traits>();
       if (!team.asked && !choice_.alone()) {  // the first batch of this calling thread on its threads
         team.asked = true;
-        if (ThreadChoice::cores_taken(passes_.space().concurrency())) team.stalled_at = ThreadChoice::wall_now();
+        if (ThreadChoice::cores_taken(passes_.space().concurrency())) team.loaded_at = ThreadChoice::wall_now();
       }
-      if (!team.found && !team.stalled_lately(ThreadChoice::wall_now()) && !choice_.alone())
-        find_team<Traits>(team, passes_.space());  // once per calling thread
-      // A new engine starts alone where the threads lately stalled a batch of another engine (or the machine's cores
-      // were taken at the calling thread's first batch): the machine is likely still loaded, and a stall costs a
-      // batch's first launches (40–90 ms on the demo) before a checkpoint can see it.
-      if (team.stalled_lately(ThreadChoice::wall_now())) choice_.start_alone();
+      // A new engine starts alone while the machine's cores were lately found taken: a stall costs a batch's first
+      // launches (40–90 ms on the demo) before a checkpoint can see it.
+      if (team.loaded_lately(ThreadChoice::wall_now())) choice_.start_alone();
+      if (!team.found && !choice_.alone()) find_team<Traits>(team, passes_.space());  // once per calling thread
       ThreadChoice::Clock start = ThreadChoice::now();
       bool alone = choice_.alone();
       Diagnostics d;
@@ -95,7 +93,6 @@ class Engine final : public EngineBase {
         } catch (const ThreadsStalled&) {  // nothing was committed: the batch starts over alone
           const ThreadChoice::Clock stop = ThreadChoice::now();
           choice_.stalled(stop.wall - start.wall);
-          team.stalled_at = stop.wall;
           alone = true;
           start = stop;
         }

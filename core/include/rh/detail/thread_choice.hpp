@@ -68,10 +68,11 @@ class ThreadChoice {
     bool asked = false;                 // the machine's load was read once (cores_taken)
     bool found = false;                 // the clocks were asked for, by a launch on the threads (find_team)
     std::vector<std::intptr_t> clocks;  // then the threads' CPU clocks (TeamClocks)
-    double stalled_at = -1e300;         // wall time at which a batch last stalled on them
-    // Whether they stalled less than team_memory_seconds before `now`: a new engine then starts alone
-    // (start_alone), since a stall costs a batch's first launches before two windows can show it.
-    bool stalled_lately(double now) const { return now - stalled_at < team_memory_seconds; }
+    double loaded_at = -1e300;          // wall time at which the first batch found the machine's cores taken
+    // Whether that was less than team_memory_seconds before `now`: a new engine then starts alone (start_alone).
+    // (A stall does not count: on this VM one process's first batch after another's stalls now and then, a
+    // thread waking and the other's spinning adding up, and engines made after it would all start alone.)
+    bool loaded_lately(double now) const { return now - loaded_at < team_memory_seconds; }
   };
   static constexpr double team_memory_seconds = 0.5;
   // Whether the machine has fewer free cores now than `threads`, with enough other threads running to hold up half
@@ -128,8 +129,8 @@ class ThreadChoice {
   // halted when idle), and another process's OpenMP threads spin ~7.5 ms after their own work; a loaded machine's
   // waits go on (the batch's state is not committed until it ends, so starting over loses only the time spent). It
   // changes nothing; stalled() makes the choice.
-  static constexpr double transient_seconds = 0.008;
-  static constexpr double stall_seconds = 0.01;  // no stall is younger
+  static constexpr double transient_seconds = 0.016;
+  static constexpr double stall_seconds = transient_seconds / loaded_share;  // no stall is younger
   static bool stalled_since(const Clock& start, const Clock& now) {
     return now.wall - start.wall >= stall_seconds && waited_for_core(start, now, transient_seconds);
   }
