@@ -120,7 +120,7 @@ class Engine final : public EngineBase {
                                                       "largest count a state may hold",
                                                       committed_.scalars.n_samples_seen, n));
     calling_thread_section([&] { prepare_work(n, q); });
-    check_stall();  // (the first batch of a calling thread launched on its threads once already: find_team)
+    check_stall();  // (after the allocation; a calling thread's first batch also found its team's clocks)
     const double batch_weight = stage_and_validate(run, batch);
     check_stall();
     const double previous_weight = empty ? 0.0 : committed_.scalars.weight_sum;
