@@ -228,8 +228,23 @@ TEST_CASE("clocks that did not move, or no work, change nothing") {
 }
 
 namespace {
-std::set<std::pair<uint32_t, std::string>>* launched_on = nullptr;
+using Launches = std::set<std::pair<uint32_t, std::string>>;  // (device id, kernel label)
+Launches* launched_on = nullptr;
 void on_launch(const char* name, uint32_t device, uint64_t*) { launched_on->insert({device, name}); }
+// Runs f, noting every launch it makes (Kokkos Tools callbacks) in `into`.
+template <class F>
+auto noting_launches(Launches& into, F&& f) {
+  namespace K = Kokkos::Tools::Experimental;
+  launched_on = &into;
+  const auto saved = K::get_callbacks();
+  K::set_begin_parallel_for_callback(&on_launch);
+  K::set_begin_parallel_reduce_callback(&on_launch);
+  K::set_begin_parallel_scan_callback(&on_launch);
+  const auto result = f();
+  K::set_callbacks(saved);
+  launched_on = nullptr;
+  return result;
+}
 }  // namespace
 
 // A stream whose batches alternate between the threads and the calling thread alone ends in the same state, bit
@@ -257,19 +272,12 @@ TEST_CASE_TEMPLATE_DEFINE("batches on the calling thread alone give the same bit
       threads.thread_choice().choose(false);
       alone.thread_choice().choose(true);
       mixed.thread_choice().choose(b % 2 == 1);
-      namespace K = Kokkos::Tools::Experimental;
       // On the threads, sequential and coefficient-sized work still runs on the calling thread alone: the dense
       // solve and the symmetry check launch with the calling thread's device id, the row passes with the threads'.
-      std::set<std::pair<uint32_t, std::string>> threads_launches;
-      launched_on = &threads_launches;
+      Launches threads_launches;
       {
-        const auto saved = K::get_callbacks();
-        K::set_begin_parallel_for_callback(&on_launch);
-        K::set_begin_parallel_reduce_callback(&on_launch);
-        K::set_begin_parallel_scan_callback(&on_launch);
-        const Diagnostics on_threads = threads.update(t.batch, cfg, false);
-        K::set_callbacks(saved);
-        launched_on = nullptr;
+        const Diagnostics on_threads =
+            noting_launches(threads_launches, [&] { return threads.update(t.batch, cfg, false); });
         if (Engine::can_run_alone && !on_threads.calling_thread_only) {  // (it may stall on a busy machine)
           int sequential = 0, rows = 0;
           for (const auto& launch : threads_launches) {
@@ -290,15 +298,8 @@ TEST_CASE_TEMPLATE_DEFINE("batches on the calling thread alone give the same bit
           CHECK(rows > 0);
         }
       }
-      std::set<std::pair<uint32_t, std::string>> devices;
-      launched_on = &devices;
-      const auto saved = K::get_callbacks();
-      K::set_begin_parallel_for_callback(&on_launch);
-      K::set_begin_parallel_reduce_callback(&on_launch);
-      K::set_begin_parallel_scan_callback(&on_launch);
-      const Diagnostics on_its_own = alone.update(t.batch, cfg, false);
-      K::set_callbacks(saved);
-      launched_on = nullptr;
+      Launches devices;
+      const Diagnostics on_its_own = noting_launches(devices, [&] { return alone.update(t.batch, cfg, false); });
       const Diagnostics m = mixed.update(t.batch, cfg, false);
       // A batch that stalls on the threads at its first or second checkpoint starts over alone.
       stalling.thread_choice().choose(false);
