@@ -9,7 +9,6 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -987,7 +986,7 @@ TEST_CASE_TEMPLATE_DEFINE("candidate and commit follow the reference, and commit
     const auto dir = OnSpace<T>::vector(pr.grad);
     for (double threshold : {0.0, 0.4}) {
       CAPTURE(threshold);
-      sp.passes.candidate(coef.cand, coef, dir, static_cast<S>(0.75), static_cast<S>(threshold), penalized);
+      sp.passes.candidate(coef, dir, static_cast<S>(0.75), static_cast<S>(threshold), penalized);
       const Values got = OnSpace<T>::values(coef.cand);
       const Values want = ref::candidate(pr.cur, pr.grad, 0.75, threshold, penalized);
       for (long long j = 0; j < q; ++j) {
@@ -1201,7 +1200,7 @@ TEST_CASE_TEMPLATE_DEFINE("accept_step and the delta Gram agree with a Gram reco
       sp.passes.line_search(st.rows, st.chunks, bs, coef, status, scratch);  // r, u
       detail::LineSearch take;
       take.step = 0;  // t = 1
-      sp.passes.candidate(coef.cand, coef, coef.dir, S(1), S(0), bs.penalized);
+      sp.passes.candidate(coef, coef.dir, S(1), S(0), bs.penalized);
       sp.passes.accept_step(st.rows, st.chunks, bs, take, changes);
       std::swap(coef.cur, coef.cand);
       const auto count = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), changes.count);
@@ -1283,73 +1282,3 @@ TEST_CASE_TEMPLATE_DEFINE("evaluate with the gradient sums what gram_gradient su
     }
 }
 TEST_CASE_TEMPLATE_APPLY(pass_evaluate_gradient, Targets);
-
-// Two L1 attempts priced in one pass (evaluate_pair): each candidate's sums must be what evaluate gives it alone,
-// to the bit (the same per-row arithmetic, each loss summed in its own accumulator in row and chunk order), and the
-// row weights and data gradient the pass leaves must be the second candidate's, to the bit: LAMM then takes the
-// same decisions and the same next gradient as with one attempt per pass.
-TEST_CASE_TEMPLATE_DEFINE("evaluate_pair prices each candidate as evaluate does; weights and gradient are the second's",
-                          T, pass_evaluate_pair) {
-  using S = typename T::S;
-  OnSpace<T> sp;
-  using Passes = typename OnSpace<T>::Passes;
-  using L1Passes = detail::PenaltyPasses<typename T::Traits, S, detail::penalty::L1>;
-  const L1Passes l1(sp.passes);
-  typename L1Passes::Scratch scratch;
-  const auto bits = [](double v) {
-    unsigned long long b = 0;
-    std::memcpy(&b, &v, sizeof v);
-    return b;
-  };
-  const auto same = [&](const detail::EvaluationSums<detail::penalty::L1>& a,
-                        const detail::EvaluationSums<detail::penalty::L1>& b) {
-    return bits(a.loss) == bits(b.loss) && bits(a.quad) == bits(b.quad) && bits(a.step2) == bits(b.step2) &&
-           bits(a.cand2) == bits(b.cand2) && bits(a.penalty.hist) == bits(b.penalty.hist) &&
-           bits(a.penalty.gstep) == bits(b.penalty.gstep) && bits(a.penalty.l1) == bits(b.penalty.l1);
-  };
-  for (const Shape& shape : kShapes)
-    for (Scenario sc : kScenarios) {
-      CAPTURE(name_of(sc));
-      CAPTURE(shape.p);
-      const Problem pr = make_problem<S>(sc, shape.n, shape.p, shape.intercept, 83);
-      auto st = sp.stage(pr);
-      Values half_way;  // a second candidate between β and the first, as LAMM's step at 2φ is
-      for (long long j = 0; j < pr.q; ++j) {
-        const size_t J = static_cast<size_t>(j);
-        half_way.push_back(round_to<S>(0.5 * (pr.cand[J] + pr.cur[J])));
-      }
-      typename Passes::Coefficients coef;
-      coef.cand = OnSpace<T>::vector(pr.cand);
-      coef.second = OnSpace<T>::vector(half_way);
-      coef.cur = OnSpace<T>::vector(pr.cur);
-      coef.tilde = OnSpace<T>::vector(pr.tilde);
-      coef.grad = OnSpace<T>::vector(pr.grad);
-      coef.info = OnSpace<T>::matrix(pr.info, pr.q);
-      typename Passes::Status status("status");
-      const detail::BatchScalars bs = scalars_of(pr);
-      typename Passes::Partial paired, alone;
-      const auto both = l1.evaluate_pair(st.rows, st.chunks, bs, coef, coef.second, status, scratch, paired);
-      const Values s_pair = OnSpace<T>::values(st.rows.s), c_pair = OnSpace<T>::values(st.rows.c);
-      const auto first = l1.evaluate(st.rows, st.chunks, bs, coef, status, scratch);
-      typename Passes::Coefficients at_second = coef;
-      at_second.cand = coef.second;
-      const auto second = l1.evaluate(st.rows, st.chunks, bs, at_second, status, scratch, &alone);
-      CHECK(same(both[0], first));
-      CHECK(same(both[1], second));
-      CHECK(bits(both[0].loss) != bits(both[1].loss));  // two candidates were priced, not one twice
-      const Values s_alone = OnSpace<T>::values(st.rows.s), c_alone = OnSpace<T>::values(st.rows.c);
-      long long differ = 0;
-      for (size_t i = 0; i < s_pair.size(); ++i)
-        differ += bits(s_pair[i]) != bits(s_alone[i]) || bits(c_pair[i]) != bits(c_alone[i]);
-      CHECK(differ == 0);
-      const auto hp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), paired);
-      const auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), alone);
-      long long gradient_differ = 0;
-      for (long long ch = 0; ch < st.chunks.count; ++ch)
-        for (long long j = 0; j < pr.q; ++j)
-          gradient_differ += bits(static_cast<double>(hp(ch, pr.q * pr.q + j))) !=
-                             bits(static_cast<double>(ha(ch, pr.q * pr.q + j)));
-      CHECK(gradient_differ == 0);
-    }
-}
-TEST_CASE_TEMPLATE_APPLY(pass_evaluate_pair, Targets);

@@ -4,7 +4,6 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdint>
 #include <fmt/format.h>
@@ -366,7 +365,7 @@ class Engine final : public EngineBase {
     Evaluation<Penalty> evaluate_step(int step) {
       LineSearch ls;
       ls.step = step;
-      run_.candidate(e_.coef_.cand, e_.coef_, e_.coef_.dir, static_cast<S>(ls.t()), S(0), bs_.penalized);
+      run_.candidate(e_.coef_, e_.coef_.dir, static_cast<S>(ls.t()), S(0), bs_.penalized);
       return evaluate_keeping_weights();
     }
     // F_b at β by the same direct pass as evaluate_step, the row weights untouched: what the undecided steps are
@@ -389,25 +388,9 @@ class Engine final : public EngineBase {
     }
     // cand = S(β − step·g, threshold).
     void proximal_candidate(double step, double threshold) {
-      run_.candidate(e_.coef_.cand, e_.coef_, e_.coef_.grad, static_cast<S>(step), static_cast<S>(threshold),
-                     bs_.penalized);
-    }
-    // cand = S(β − step·g, threshold) and second = S(β − second_step·g, second_threshold): two LAMM attempts.
-    void proximal_pair(double step, double threshold, double second_step, double second_threshold) {
-      proximal_candidate(step, threshold);
-      run_.candidate(e_.coef_.second, e_.coef_, e_.coef_.grad, static_cast<S>(second_step),
-                     static_cast<S>(second_threshold), bs_.penalized);
-    }
-    // F_b at cand and at second from one pass; the row weights and the data gradient are the second's, so that
-    // accept_second() needs no further pass (accepting cand instead takes an evaluate(true) of it).
-    std::array<Evaluation<Penalty>, 2> evaluate_pair() {
-      e_.check_stall();
-      const auto sums = passes_.evaluate_pair(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.coef_.second, e_.solve_status_,
-                                              scratch(), e_.partial_);
-      return {evaluation_of(sums[0], bs_), evaluation_of(sums[1], bs_)};
+      run_.candidate(e_.coef_, e_.coef_.grad, static_cast<S>(step), static_cast<S>(threshold), bs_.penalized);
     }
     void accept() { std::swap(e_.coef_.cur, e_.coef_.cand); }
-    void accept_second() { std::swap(e_.coef_.cur, e_.coef_.second); }
 
    private:
     // F_b at the candidate by a direct pass that leaves the row weights as they are (β's).
@@ -432,7 +415,7 @@ class Engine final : public EngineBase {
   // design, y, w, s, c, r, u, Δc, the changed-row list (plus the caller's X as laid out, on a space with its own memory). Scratch of a few values
   // per chunk or coefficient is left out.
   static double footprint_bytes(double n, double q, double chunks) {
-    const double values = (1 + 6) * q + (1 + 6) * q * q + chunks * (2 * q * q + q) + n * q + host_gram_tile + 8 * n +
+    const double values = (1 + 5) * q + (1 + 6) * q * q + chunks * (2 * q * q + q) + n * q + host_gram_tile + 8 * n +
                           (Traits::host ? 0.0 : n * q);
     return values * sizeof(S);
   }
@@ -502,7 +485,6 @@ class Engine final : public EngineBase {
       typename Passes::Coefficients coef;
       coef.cur = Vector(alloc.zeroed("rh::beta_work"), q);
       coef.cand = Vector(alloc.zeroed("rh::candidate"), q);
-      coef.second = Vector(alloc.zeroed("rh::candidate_second"), q);
       coef.tilde = Vector(alloc.zeroed("rh::beta_previous"), q);
       coef.dir = Vector(alloc.zeroed("rh::direction"), q);
       coef.grad = Vector(alloc.zeroed("rh::gradient"), q);

@@ -74,11 +74,7 @@ struct MakeCandidate {
   }
 };
 
-// What a row pass sums per row: x_iᵀv alone; also x_iᵀv2 (two L1 candidates priced in one pass); or also x_iᵀv2 and
-// Σ_j |x_ij v_j| (the line search's pass).
-enum class RowSums { one, two, line };
-
-// x_iᵀv and the other sums of RowSums beside it: eight partial sums per
+// x_iᵀv, and with Line also x_iᵀv2 and Σ_j |x_ij v_j| beside it (the line search's pass): eight partial sums per
 // product, term j always in lane j mod 8, the lanes combined in a fixed order. Every space and every path below
 // rounds the same way for any thread count. Two paths compute exactly these sums:
 //  - row_lanes: the lanes as arrays, for any layout and any compiler (device code, MSVC).
@@ -98,30 +94,32 @@ KOKKOS_INLINE_FUNCTION S combine_lanes(const S (&a)[row_lanes_count]) {
 }
 
 // Term x_j·v_j (and x_j·v2_j, |x_j·v_j|) into lane l.
-template <RowSums Sums, class S>
+template <bool Line, class S>
 KOKKOS_INLINE_FUNCTION void add_to_lane(S (&a)[row_lanes_count], S (&b)[row_lanes_count], S (&m)[row_lanes_count],
                                         int l, S xj, S vj, S v2j) {
   const S xv = xj * vj;
   a[l] += xv;
-  if constexpr (Sums != RowSums::one) b[l] += xj * v2j;
-  if constexpr (Sums == RowSums::line) m[l] += xv < S(0) ? -xv : xv;
+  if constexpr (Line) {
+    b[l] += xj * v2j;
+    m[l] += xv < S(0) ? -xv : xv;
+  }
 }
 
-template <RowSums Sums, class S, class At>
+template <bool Line, class S, class At>
 KOKKOS_INLINE_FUNCTION RowDots<S> row_lanes(const At& at, long long q) {
   constexpr int L = row_lanes_count;
   S a[L] = {}, b[L] = {}, m[L] = {};
   long long j = 0;
   for (; j + L <= q; j += L)
-    for (int l = 0; l < L; ++l) add_to_lane<Sums>(a, b, m, l, at.x(j + l), at.v(j + l), at.v2(j + l));
-  for (int l = 0; j < q; ++j, ++l) add_to_lane<Sums>(a, b, m, l, at.x(j), at.v(j), at.v2(j));
+    for (int l = 0; l < L; ++l) add_to_lane<Line>(a, b, m, l, at.x(j + l), at.v(j + l), at.v2(j + l));
+  for (int l = 0; j < q; ++j, ++l) add_to_lane<Line>(a, b, m, l, at.x(j), at.v(j), at.v2(j));
   return {combine_lanes(a), combine_lanes(b), combine_lanes(m)};
 }
 
 #if defined(__GNUC__) && !defined(__CUDA_ARCH__)
 #define RH_ROW_VECTORS 1
 // The same lanes in vectors of Isa::vector_bytes (at most the 8 lanes): each lane still its own sum.
-template <RowSums Sums, class S, class Isa>
+template <bool Line, class S, class Isa>
 inline RowDots<S> row_vectors(const S* row, const S* v, const S* v2, long long q) {
   constexpr int L = row_lanes_count;
   constexpr int bytes = L * sizeof(S) < Isa::vector_bytes ? L * sizeof(S) : Isa::vector_bytes;
@@ -135,12 +133,12 @@ inline RowDots<S> row_vectors(const S* row, const S* v, const S* v2, long long q
       __builtin_memcpy(&p, vs + k * W, bytes);
       const vec xv = x * p;
       a[k] += xv;
-      if constexpr (Sums != RowSums::one) {
+      if constexpr (Line) {
         vec p2;
         __builtin_memcpy(&p2, v2s + k * W, bytes);
         b[k] += x * p2;
+        m[k] += xv < S(0) ? -xv : xv;
       }
-      if constexpr (Sums == RowSums::line) m[k] += xv < S(0) ? -xv : xv;
     }
   };
   long long j = 0;
@@ -153,7 +151,7 @@ inline RowDots<S> row_vectors(const S* row, const S* v, const S* v2, long long q
   }
   // The last, partial block lane by lane: the same sums in the same order. (Filling vectors from scalars on the
   // stack instead stalled every row on store-to-load forwarding.)
-  for (int l = 0; j < q; ++j, ++l) add_to_lane<Sums>(la, lb, lm, l, row[j], v[j], v2[j]);
+  for (int l = 0; j < q; ++j, ++l) add_to_lane<Line>(la, lb, lm, l, row[j], v[j], v2[j]);
   return {combine_lanes(la), combine_lanes(lb), combine_lanes(lm)};
 }
 #else
@@ -229,16 +227,18 @@ struct RowBlock {
     for (int m = 0; m < 2; ++m) pair_sums(lanes[2 * m], lanes[2 * m + 1], lanes[m]);
     pair_sums(lanes[0], lanes[1], out);
   }
-  // For the W rows starting at x0, ld values apart: dot[r] = x_rᵀv and, as Sums asks, dot2[r] = x_rᵀv2 and
-  // magnitude[r] = Σ_j |x_rj v_j| (row_dots' sums).
-  template <RowSums Sums>
+  // For the W rows starting at x0, ld values apart: dot[r] = x_rᵀv and, with Line (the line search's pass),
+  // dot2[r] = x_rᵀv2 and magnitude[r] = Σ_j |x_rj v_j| (row_dots' three sums).
+  template <bool Line>
   void dots(const S* x0, long long ld, vec& dot, vec& dot2, vec& magnitude) const {
     vec a[W * NV] = {}, b[W * NV] = {}, m[W * NV] = {};  // row r's lane k·W + e in a[r·NV + k][e]
     const auto add = [&](int at, const vec& xs, const vec& vk, const vec& v2k) {
       const vec xv = xs * vk;
       a[at] += xv;
-      if constexpr (Sums != RowSums::one) b[at] += xs * v2k;
-      if constexpr (Sums == RowSums::line) m[at] += xv < S(0) ? -xv : xv;
+      if constexpr (Line) {
+        b[at] += xs * v2k;
+        m[at] += xv < S(0) ? -xv : xv;
+      }
     };
     // Row after row, in memory order: reading the W rows side by side instead was slower wherever the pass is
     // bound by memory (f64 at q = 91 and q = 257), the hardware's prefetchers following one stream better than W.
@@ -252,7 +252,7 @@ struct RowBlock {
           load(x + j + k * W, xs);
           load(v + j + k * W, vk);
           vec v2k = vk;
-          if constexpr (Sums != RowSums::one) load(v2 + j + k * W, v2k);
+          if constexpr (Line) load(v2 + j + k * W, v2k);
           add(r * NV + k, xs, vk, v2k);
         }
       if (full < q)
@@ -264,13 +264,17 @@ struct RowBlock {
           load(x + full + k * W, xs);
           add(at, xs, v_tail[k], v2_tail[k]);
           a[at] = in_tail[k] ? a[at] : a0;
-          if constexpr (Sums != RowSums::one) b[at] = in_tail[k] ? b[at] : b0;
-          if constexpr (Sums == RowSums::line) m[at] = in_tail[k] ? m[at] : m0;
+          if constexpr (Line) {
+            b[at] = in_tail[k] ? b[at] : b0;
+            m[at] = in_tail[k] ? m[at] : m0;
+          }
         }
     }
     combine(a, dot);
-    if constexpr (Sums != RowSums::one) combine(b, dot2);
-    if constexpr (Sums == RowSums::line) combine(m, magnitude);
+    if constexpr (Line) {
+      combine(b, dot2);
+      combine(m, magnitude);
+    }
   }
   // huber_loss, huber_score and smoothed_curvature of rh/detail/method.hpp, lane by lane: the same operations in S.
   static void loss(const vec& r, S tau, vec& out) {
@@ -307,16 +311,16 @@ struct RowViews {
   KOKKOS_INLINE_FUNCTION auto v2(long long j) const { return v2s(j); }
 };
 
-template <RowSums Sums, class S, class Isa, class XView, class VView>
+template <bool Line, class S, class Isa, class XView, class VView>
 KOKKOS_INLINE_FUNCTION void row_dots(const XView& x, long long i, const VView& v, const VView& v2, long long q,
                                      S& out, S& out2, S& magnitude) {
   RowDots<S> d;
 #if RH_ROW_VECTORS
   if constexpr (std::is_same<typename XView::array_layout, Kokkos::LayoutRight>::value)
-    d = row_vectors<Sums, S, Isa>(&x(i, 0), v.data(), v2.data(), q);
+    d = row_vectors<Line, S, Isa>(&x(i, 0), v.data(), v2.data(), q);
   else
 #endif
-    d = row_lanes<Sums, S>(RowViews<XView, VView>{x, v, v2, i}, q);
+    d = row_lanes<Line, S>(RowViews<XView, VView>{x, v, v2, i}, q);
   out = d.dot;
   out2 = d.dot2;
   magnitude = d.magnitude;
@@ -324,7 +328,7 @@ KOKKOS_INLINE_FUNCTION void row_dots(const XView& x, long long i, const VView& v
 template <class S, class Isa, class XView, class VView>
 KOKKOS_INLINE_FUNCTION S row_dot(const XView& x, long long i, const VView& v, long long q) {
   S out, unused, unused_too;
-  row_dots<RowSums::one, S, Isa>(x, i, v, v, q, out, unused, unused_too);
+  row_dots<false, S, Isa>(x, i, v, v, q, out, unused, unused_too);
   return out;
 }
 
@@ -334,38 +338,23 @@ KOKKOS_INLINE_FUNCTION S row_dot(const XView& x, long long i, const VView& v, lo
 // in the last bits near convergence. With `gradient`, the same pass also writes the chunk's Σ s_i x_i (the data
 // gradient at the candidate, in row order like GramGradient's) to the gradient part of `partial`, so an accepted
 // L1 candidate needs no second pass for the next iteration's gradient.
-// With `pair`, two candidates are priced in the one read of X: `cand` (its loss in chunk_loss, the same bits as
-// alone) and `second` (its loss in second_loss); the row weights and the gradient are then the second's, the
-// candidate that LAMM accepts most often (docs/method.md §6).
 template <class Traits, class S, class XView, class VView, class DView, class PView>
 struct EvaluateRows {
   using Space = typename Traits::execution_space;
   using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
   XView x;
-  VView y, w, s, c, cand, second;
-  DView chunk_loss, second_loss;
+  VView y, w, s, c, cand;
+  DView chunk_loss;
   PView partial;  // chunks × (q² + q); written only with `gradient`
   long long n, q, rows_per_chunk;
   S tau, h;
   bool has_w, gradient;
   bool weights;  // write s_i, c_i (false: the objective only, the row weights stay those of the current point)
-  bool pair;     // price `second` too (its loss, weights and gradient)
-
-  // Row i: its loss at `cand` (and at `second`) added, its weights written, its score returned (the second's).
   template <class Isa = BaselineIsa>
-  KOKKOS_INLINE_FUNCTION S row(long long i, double& acc, double& acc_second) const {
-    S d = S(0), d_second = S(0), unused = S(0);
-    if (pair)
-      row_dots<RowSums::two, S, Isa>(x, i, cand, second, q, d, d_second, unused);
-    else
-      d = row_dot<S, Isa>(x, i, cand, q);
+  KOKKOS_INLINE_FUNCTION S row(long long i, double& acc) const {
+    const S r = y(i) - row_dot<S, Isa>(x, i, cand, q);
     const S wi = has_w ? w(i) : S(1);
-    S r = y(i) - d;
     acc += static_cast<double>(wi * huber_loss(r, tau));
-    if (pair) {
-      r = y(i) - d_second;
-      acc_second += static_cast<double>(wi * huber_loss(r, tau));
-    }
     const S si = wi * huber_score(r, tau);
     if (weights) {
       s(i) = si;
@@ -377,27 +366,18 @@ struct EvaluateRows {
   // row() for the block's W rows, as vectors (the same operations on each row, in S), and their gradient terms: the
   // loss summed in row order, and g[j] += s_i·x_ij row after row for each j (g's vector kept across the block).
   template <class Block>
-  void row_block(const Block& b, long long i, double& acc, double& acc_second, S* g) const {
+  void row_block(const Block& b, long long i, double& acc, S* g) const {
     using vec = typename Block::vec;
     constexpr int W = Block::W;
     const S* x0 = &x(i, 0);
-    vec d, d_second, unused, yv, wv, r, loss, si;
-    if (pair)
-      b.template dots<RowSums::two>(x0, q, d, d_second, unused);
-    else
-      b.template dots<RowSums::one>(x0, q, d, unused, unused);
+    vec d, unused, yv, wv, r, loss, si;
+    b.template dots<false>(x0, q, d, unused, unused);
     Block::load(&y(i), yv);
     Block::weights(has_w ? &w(i) : nullptr, wv);
     r = yv - d;
     Block::loss(r, tau, loss);
     loss = wv * loss;
     for (int e = 0; e < W; ++e) acc += static_cast<double>(loss[e]);
-    if (pair) {
-      r = yv - d_second;
-      Block::loss(r, tau, loss);
-      loss = wv * loss;
-      for (int e = 0; e < W; ++e) acc_second += static_cast<double>(loss[e]);
-    }
     Block::score(r, tau, si);
     si = wv * si;
     if (weights) {
@@ -427,7 +407,7 @@ struct EvaluateRows {
     const long long chunk = team.league_rank();
     const long long r0 = chunk * rows_per_chunk;
     const long long r1 = r0 + rows_per_chunk < n ? r0 + rows_per_chunk : n;
-    PairLosses loss;
+    double loss = 0.0;
     if constexpr (Traits::host) {  // one thread per chunk: the gradient is an axpy per row while it is in cache
       run_host_isa([&](auto isa) {
         using Isa = decltype(isa);
@@ -437,12 +417,12 @@ struct EvaluateRows {
         long long i = r0;
 #if RH_ROW_BLOCKS
         if constexpr (std::is_same<typename XView::array_layout, Kokkos::LayoutRight>::value) {
-          const RowBlock<S, Isa> block(cand.data(), pair ? second.data() : cand.data(), q);
-          for (; i + block.rows <= r1; i += block.rows) row_block(block, i, loss.first, loss.second, g);
+          const RowBlock<S, Isa> block(cand.data(), cand.data(), q);
+          for (; i + block.rows <= r1; i += block.rows) row_block(block, i, loss, g);
         }
 #endif
         for (; i < r1; ++i) {
-          const S si = row<Isa>(i, loss.first, loss.second);
+          const S si = row<Isa>(i, loss);
           if (g) {
             const S* xi = &x(i, 0);
             for (long long j = 0; j < q; ++j) g[j] += si * xi[j];
@@ -450,18 +430,8 @@ struct EvaluateRows {
         }
       });
     } else {
-      if (pair)
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, r0, r1),
-            [&](const long long i, PairLosses& acc) { row(i, acc.first, acc.second); }, loss);
-      else
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, r0, r1),
-            [&](const long long i, double& acc) {
-              double none = 0.0;
-              row(i, acc, none);
-            },
-            loss.first);
+      Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, r0, r1),
+                              [&](const long long i, double& acc) { row(i, acc); }, loss);
       if (gradient) {
         team.team_barrier();
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const long long j) {
@@ -471,10 +441,7 @@ struct EvaluateRows {
         });
       }
     }
-    Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      chunk_loss(chunk) = loss.first;
-      if (pair) second_loss(chunk) = loss.second;
-    });
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { chunk_loss(chunk) = loss; });
   }
 };
 
@@ -531,7 +498,7 @@ struct LineSearchRows {
   template <class Isa = BaselineIsa>
   KOKKOS_INLINE_FUNCTION void row(long long i, LineSearchSums& acc) const {
     S fit, step, magnitude;
-    row_dots<RowSums::line, S, Isa>(x, i, beta, dir, q, fit, step, magnitude);
+    row_dots<true, S, Isa>(x, i, beta, dir, q, fit, step, magnitude);
     const S ri = y(i) - fit;
     r(i) = ri;
     u(i) = step;
@@ -546,7 +513,7 @@ struct LineSearchRows {
   void row_block(const Block& b, long long i, LineSearchSums& acc) const {
     using vec = typename Block::vec;
     vec fit, step, magnitude, yv, wv, ri, loss;
-    b.template dots<RowSums::line>(&x(i, 0), q, fit, step, magnitude);
+    b.template dots<true>(&x(i, 0), q, fit, step, magnitude);
     Block::load(&y(i), yv);
     Block::weights(has_w ? &w(i) : nullptr, wv);
     ri = yv - fit;
@@ -747,8 +714,7 @@ struct FinishEvaluation {
   DView j_delta;  // q: (Jδ)_j = Σ_k J(j,k)·δ_k, each over k in order
   TView terms;    // q EvaluationSums<Penalty>: one coefficient's terms each
   StatusView solve_status;
-  SumsView sums;  // sums(slot) ← this candidate's sums (slot 1: the second of a pair)
-  int slot;
+  SumsView sums;
   long long q, chunks, penalized;
   bool info_symmetric;  // J(j,k) == J(k,j) everywhere: a host may sum over J's rows, a device read them (j_entry)
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
@@ -814,7 +780,7 @@ struct FinishEvaluation {
       for (long long j = 0; j < q; ++j) out.add_terms(terms(j));
       out.solve_status = solve_status().status;
       out.solve_method = solve_status().method;
-      sums(slot) = out;
+      sums() = out;
     });
   }
 };

@@ -18,7 +18,6 @@
 // so host spaces give bitwise identical results for any thread count.
 #pragma once
 #include <Kokkos_Core.hpp>
-#include <array>
 #include <cmath>
 #include <string>
 
@@ -111,33 +110,13 @@ struct LineSearchSums {
 #endif
 };
 
-// Two L1 candidates' losses over a chunk's rows, priced in one pass (EvaluateRows with `pair`).
-struct PairLosses {
-  double first = 0.0, second = 0.0;
-  KOKKOS_INLINE_FUNCTION void operator+=(const PairLosses& o) {
-    first += o.first;
-    second += o.second;
-  }
-#if !RH_KOKKOS4
-  KOKKOS_INLINE_FUNCTION void operator+=(const volatile PairLosses& o) volatile {
-    first += o.first;
-    second += o.second;
-  }
-#endif
-};
-
 }  // namespace rh::detail
 
-// A team reduction of LineSearchSums or PairLosses starts from zero (Kokkos' Sum reducer asks this of a custom
-// type).
+// A team reduction of LineSearchSums starts from zero (Kokkos' Sum reducer asks this of a custom type).
 namespace Kokkos {
 template <>
 struct reduction_identity<rh::detail::LineSearchSums> {
   KOKKOS_FORCEINLINE_FUNCTION static rh::detail::LineSearchSums sum() { return rh::detail::LineSearchSums(); }
-};
-template <>
-struct reduction_identity<rh::detail::PairLosses> {
-  KOKKOS_FORCEINLINE_FUNCTION static rh::detail::PairLosses sum() { return rh::detail::PairLosses(); }
 };
 }  // namespace Kokkos
 
@@ -273,7 +252,6 @@ struct WorkViews {
   struct Coefficients {
     Vector cur;     // β, the current iterate
     Vector cand;    // the candidate
-    Vector second;  // the second candidate of an L1 pair (priced with cand in one pass)
     Vector tilde;   // β̃ of the previous batch (0 for the first)
     Vector dir;     // the Newton direction
     Vector grad;    // g at β
@@ -388,10 +366,8 @@ class Passes {
   // sol = the minimum-norm least-squares solution of a·sol = rhs (host SVD; the fallback of docs/method.md §8).
   void min_norm_solve(const Matrix& a, const Vector& rhs, const Vector& sol) const;
 
-  // into = S(cur − step·direction, threshold) on coefficients [0, penalized), cur − step·direction elsewhere
-  // (into: coef.cand, or coef.second for the second of a pair).
-  void candidate(const Vector& into, const Coefficients& coef, const Vector& direction, S step, S threshold,
-                 long long penalized) const;
+  // cand = S(cur − step·direction, threshold) on coefficients [0, penalized), cur − step·direction elsewhere.
+  void candidate(const Coefficients& coef, const Vector& direction, S step, S threshold, long long penalized) const;
 
   // 5. The Newton line search (docs/method.md §5) from one pass over X: every step t = 2⁻ᵏ of d = coef.dir from
   // coef.cur is priced, the first with F_b(β − t·d) ≤ F_b(β) accepted on the space and written to coef.cand;
@@ -428,10 +404,9 @@ class Passes {
 template <class Views, class Penalty>
 struct EvaluationScratch {
   using Terms = Kokkos::View<EvaluationSums<Penalty>*, typename Views::memory_space>;
-  using SumsView = Kokkos::View<EvaluationSums<Penalty>*, typename Views::memory_space>;  // a candidate's, a pair's
+  using SumsView = Kokkos::View<EvaluationSums<Penalty>, typename Views::memory_space>;
   using DoubleVector = typename Views::DoubleVector;
   typename Views::ChunkSums chunk_loss;
-  typename Views::ChunkSums second_loss;  // the second candidate's of a pair
   Terms terms;
   DoubleVector delta;    // β_cand − β̃ in double, once per evaluation (FinishEvaluation's q² product reads it)
   DoubleVector j_delta;  // J·delta, as FinishEvaluation summed it
@@ -441,7 +416,6 @@ struct EvaluationScratch {
   template <class On>
   void reserve(const On& on, long long chunks, long long q) {
     chunk_loss.reserve(on, chunks);
-    second_loss.reserve(on, chunks);
     if (static_cast<long long>(terms.extent(0)) != q) terms = Terms(on.zeroed("rh::coefficient_terms"), q);
     if (static_cast<long long>(delta.extent(0)) != q) delta = DoubleVector(on.zeroed("rh::coefficient_delta"), q);
     if (static_cast<long long>(j_delta.extent(0)) != q) {
@@ -449,7 +423,7 @@ struct EvaluationScratch {
       j_delta_valid = false;
     }
     if (!sums.data()) {
-      SumsView made(on.zeroed("rh::sums"), 2);
+      SumsView made(on.zeroed("rh::sums"));
       sums_host = Kokkos::create_mirror_view(made);
       sums = made;
     }
@@ -487,19 +461,8 @@ class PenaltyPasses {
   EvaluationSums<Penalty> evaluate(const Rows& rows, const Chunks& chunks, const BatchScalars& bs,
                                    const Coefficients& coef, const Status& solve_status, Scratch& scratch,
                                    Partial* gradient = nullptr, bool row_weights = true) const;
-  // 5'. F_b's sums at coef.cand and at `second` from one read of X and one readback (two LAMM attempts, docs/
-  // method.md §6); rows.s, rows.c, the data gradient in `gradient` and the scratch's J·δ are then the second's.
-  std::array<EvaluationSums<Penalty>, 2> evaluate_pair(const Rows& rows, const Chunks& chunks, const BatchScalars& bs,
-                                                       const Coefficients& coef, const Vector& second,
-                                                       const Status& solve_status, Scratch& scratch,
-                                                       Partial& gradient) const;
 
  private:
-  // evaluate and evaluate_pair: `second` empty prices coef.cand alone.
-  std::array<EvaluationSums<Penalty>, 2> price(const Rows& rows, const Chunks& chunks, const BatchScalars& bs,
-                                               const Coefficients& coef, const Vector& second,
-                                               const Status& solve_status, Scratch& scratch, Partial* gradient,
-                                               bool row_weights) const;
   const Base& base_;  // the space the passes run on
 };
 

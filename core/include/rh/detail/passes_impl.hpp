@@ -233,10 +233,10 @@ void Passes<Traits, S>::min_norm_solve(const Matrix& a, const Vector& rhs, const
 }
 
 template <class Traits, class S>
-void Passes<Traits, S>::candidate(const Vector& into, const Coefficients& coef, const Vector& direction, S step,
-                                  S threshold, long long penalized) const {
-  Kokkos::parallel_for("rh::candidate", Kokkos::RangePolicy<execution_space>(space_, 0, into.extent(0)),
-                       MakeCandidate<S, Vector>{into, coef.cur, direction, step, threshold, penalized});
+void Passes<Traits, S>::candidate(const Coefficients& coef, const Vector& direction, S step, S threshold,
+                                  long long penalized) const {
+  Kokkos::parallel_for("rh::candidate", Kokkos::RangePolicy<execution_space>(space_, 0, coef.cand.extent(0)),
+                       MakeCandidate<S, Vector>{coef.cand, coef.cur, direction, step, threshold, penalized});
 }
 
 template <class Traits, class S>
@@ -335,46 +335,25 @@ EvaluationSums<Penalty> PenaltyPasses<Traits, S, Penalty>::evaluate(const Rows& 
                                                                     const BatchScalars& bs, const Coefficients& coef,
                                                                     const Status& solve_status, Scratch& scratch,
                                                                     Partial* gradient, bool row_weights) const {
-  return price(rows, chunks, bs, coef, Vector(), solve_status, scratch, gradient, row_weights)[0];
-}
-
-template <class Traits, class S, class Penalty>
-std::array<EvaluationSums<Penalty>, 2> PenaltyPasses<Traits, S, Penalty>::evaluate_pair(
-    const Rows& rows, const Chunks& chunks, const BatchScalars& bs, const Coefficients& coef, const Vector& second,
-    const Status& solve_status, Scratch& scratch, Partial& gradient) const {
-  return price(rows, chunks, bs, coef, second, solve_status, scratch, &gradient, true);
-}
-
-template <class Traits, class S, class Penalty>
-std::array<EvaluationSums<Penalty>, 2> PenaltyPasses<Traits, S, Penalty>::price(
-    const Rows& rows, const Chunks& chunks, const BatchScalars& bs, const Coefficients& coef, const Vector& second,
-    const Status& solve_status, Scratch& scratch, Partial* gradient, bool row_weights) const {
   using Space = typename Base::execution_space;
   const long long n = rows.x.extent(0), q = rows.x.extent(1);
-  const bool pair = second.data() != nullptr;
   scratch.reserve(base_, chunks.count, q);
   if (gradient) base_.reserve_partial(*gradient, chunks, q);
-  Kokkos::parallel_for(pair ? "rh::evaluate_pair" : "rh::evaluate_rows",
+  Kokkos::parallel_for("rh::evaluate_rows",
                        Kokkos::TeamPolicy<Space>(base_.space(), static_cast<int>(chunks.count), Traits::team_size),
                        EvaluateRows<Traits, S, typename Base::Design, Vector, DoubleVector, Partial>{
-                           rows.x, rows.y, rows.w, rows.s, rows.c, coef.cand, pair ? second : coef.cand,
-                           scratch.chunk_loss.values, scratch.second_loss.values, gradient ? *gradient : Partial(), n,
-                           q, chunks.rows, static_cast<S>(bs.tau), static_cast<S>(bs.h), bs.has_weights,
-                           gradient != nullptr, row_weights, pair});
-  // The coefficient terms and sums of each candidate; the second's (Jδ) is left for the next assemble.
-  const auto finish = [&](const Vector& cand, const DoubleVector& chunk_loss, int slot) {
-    Kokkos::parallel_for("rh::finish_evaluation", Kokkos::TeamPolicy<Space>(base_.space(), 1, Traits::team_size),
-                         FinishEvaluation<Space, Penalty, Vector, Matrix, DoubleVector, Terms, Status, SumsView>{
-                             cand, coef.cur, coef.tilde, coef.grad, coef.info, chunk_loss, scratch.delta,
-                             scratch.j_delta, scratch.terms, solve_status, scratch.sums, slot, q, chunks.count,
-                             bs.penalized, coef.info_symmetric});
-  };
-  finish(coef.cand, scratch.chunk_loss.values, 0);
-  if (pair) finish(second, scratch.second_loss.values, 1);
+                           rows.x, rows.y, rows.w, rows.s, rows.c, coef.cand, scratch.chunk_loss.values,
+                           gradient ? *gradient : Partial(), n, q, chunks.rows, static_cast<S>(bs.tau),
+                           static_cast<S>(bs.h), bs.has_weights, gradient != nullptr, row_weights});
+  Kokkos::parallel_for("rh::finish_evaluation", Kokkos::TeamPolicy<Space>(base_.space(), 1, Traits::team_size),
+                       FinishEvaluation<Space, Penalty, Vector, Matrix, DoubleVector, Terms, Status, SumsView>{
+                           coef.cand, coef.cur, coef.tilde, coef.grad, coef.info, scratch.chunk_loss.values,
+                           scratch.delta, scratch.j_delta, scratch.terms, solve_status, scratch.sums, q,
+                           chunks.count, bs.penalized, coef.info_symmetric});
   scratch.j_delta_valid = true;
   Kokkos::deep_copy(base_.space(), scratch.sums_host, scratch.sums);  // the one readback of an evaluation
   base_.space().fence();
-  return {scratch.sums_host(0), scratch.sums_host(1)};
+  return scratch.sums_host();
 }
 
 }  // namespace rh::detail

@@ -49,46 +49,31 @@ struct L1 {
 
   // LAMM: from the current β, the proximal step S(β − g/φ, λ/φ) is accepted when F_b(cand) stays below the
   // quadratic majorizer F_b(β) + gᵀ(cand − β) + φ/2·‖cand − β‖²; otherwise φ doubles (at most 40 times).
-  // The attempts are priced two at a time (φ and 2φ) from one pass over X, which carries the data gradient of the
-  // second: after φ halves on an acceptance, the next iteration's first attempt is usually rejected and its second
-  // accepted (docs/performance.md, "Two LAMM attempts per pass"). The first accepted attempt is still the one taken,
-  // so the iterates are those of one attempt per pass; when it is the first of a pair, one more pass brings its
-  // gradient and row weights.
   template <class Solve>
   static Diagnostics solve(Solve& s, const Config& cfg, const BatchScalars& bs) {
-    constexpr int max_attempts = 40;
-    static_assert(max_attempts % 2 == 0, "the attempts come in pairs");
     Diagnostics d;
     const Evaluation<L1> start = s.evaluate(true);  // with the data gradient at β̃
     double f = start.objective, l1_current = start.penalty.l1;
     double phi = 1.0;
     bool evaluated_at_current = true;
-    const auto majorized = [&](const Evaluation<L1>& e, double at_phi) {
-      return e.objective <= f + e.penalty.gstep + 0.5 * at_phi * e.step_norm * e.step_norm + 1e-12;
-    };
     for (int it = 1; it <= cfg.max_iter; ++it) {
       d.iterations = it;
       s.assemble(false);  // g from the data gradient of the last accepted evaluation
       bool accepted = false;
       Evaluation<L1> e{};
-      for (int attempt = 0; attempt < max_attempts && !accepted; attempt += 2) {
-        s.proximal_pair(1.0 / phi, bs.lambda / phi, 1.0 / (2.0 * phi), bs.lambda / (2.0 * phi));
-        const auto both = s.evaluate_pair();  // F_b at both; the next iteration's data gradient at the second
+      for (int attempt = 0; attempt < 40; ++attempt) {
+        s.proximal_candidate(1.0 / phi, bs.lambda / phi);
+        e = s.evaluate(true);  // F_b(c) and, should c be accepted, the next iteration's data gradient
         evaluated_at_current = false;
-        if (majorized(both[0], phi)) {
-          e = s.evaluate(true);  // the first's data gradient and row weights (F_b as priced: the same sums)
-          s.accept();
+        const double bound = f + e.penalty.gstep + 0.5 * phi * e.step_norm * e.step_norm;
+        if (e.objective <= bound + 1e-12) {
           accepted = true;
-        } else if (majorized(both[1], 2.0 * phi)) {
-          e = both[1];
-          phi *= 2.0;
-          s.accept_second();
-          accepted = true;
-        } else {
-          phi *= 4.0;
+          break;
         }
+        phi *= 2.0;
       }
       if (!accepted) break;
+      s.accept();
       evaluated_at_current = true;
       f = e.objective;
       l1_current = e.penalty.l1;
