@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "rh/detail/compat.hpp"
@@ -69,6 +70,13 @@ KOKKOS_INLINE_FUNCTION bool factor_upper(const Block& u, int o, int b) {
   return true;
 }
 
+// Whether a matrix lives in host memory: its q² loops then run on one host thread (a host team has one) by rows in
+// order. A device's threads take entries e = i·q + j of a flat range (coalesced); on a host that decode costs an
+// integer division per entry, which was half of the host Cholesky's time at q = 257 (perf annotate of
+// rh_solve_bench, Serial), more than the factorization's q³/6 multiply-adds.
+template <class MView>
+inline constexpr bool host_matrix_v = std::is_same<typename MView::memory_space, Kokkos::HostSpace>::value;
+
 // 1 when entry e = i·q + j of the q × q matrix a lies above the diagonal and a(i, j) != a(j, i) (NaN is never
 // equal), else 0: summed over every e, the count of entries that keep a from being exactly symmetric.
 template <class MView>
@@ -90,9 +98,16 @@ struct CountAsymmetric {
 template <class Member, class MView, class ReportView>
 KOKKOS_INLINE_FUNCTION bool cholesky_report(const Member& team, const MView& a, const ReportView& report, int q) {
   int asymmetric = 0;
-  Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, q * q), [&](const int e, int& n) {
-    n += asymmetric_at(a, q, e);
-  }, asymmetric);
+  if constexpr (host_matrix_v<MView>) {  // one host thread: rows in order, no index decode (see host_matrix_v)
+    Kokkos::single(Kokkos::PerTeam(team), [&](int& n) {
+      for (int i = 0; i < q; ++i)
+        for (int j = i + 1; j < q; ++j) n += a(i, j) == a(j, i) ? 0 : 1;
+    }, asymmetric);
+  } else {
+    Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, q * q), [&](const int e, int& n) {
+      n += asymmetric_at(a, q, e);
+    }, asymmetric);
+  }
   Kokkos::single(Kokkos::PerTeam(team), [&]() {
     SolveReport r;
     r.status = solve_ok;
@@ -107,9 +122,16 @@ KOKKOS_INLINE_FUNCTION bool cholesky_report(const Member& team, const MView& a, 
 template <class Member, class MView, class VView, class ReportView>
 KOKKOS_INLINE_FUNCTION void cholesky_start(const Member& team, const MView& a, const MView& f, const VView& rhs,
                                            const VView& sol, const ReportView& report, int q) {
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q * q), [&](const int e) {
-    if (e % q >= e / q) f(e / q, e % q) = a(e / q, e % q);
-  });
+  if constexpr (host_matrix_v<MView>) {
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      for (int i = 0; i < q; ++i)
+        for (int j = i; j < q; ++j) f(i, j) = a(i, j);
+    });
+  } else {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q * q), [&](const int e) {
+      if (e % q >= e / q) f(e / q, e % q) = a(e / q, e % q);
+    });
+  }
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) { sol(j) = rhs(j); });
   cholesky_report(team, a, report, q);
 }
@@ -461,7 +483,14 @@ struct LuSolve {
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     if (after_cholesky && report().method == solve_by_cholesky) return;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q * q), [&](const int e) { lu(e / q, e % q) = a_in(e / q, e % q); });
+    if constexpr (host_matrix_v<MView>) {  // one host thread: rows in order, no index decode (host_matrix_v)
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        for (int i = 0; i < q; ++i)
+          for (int j = 0; j < q; ++j) lu(i, j) = a_in(i, j);
+      });
+    } else {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q * q), [&](const int e) { lu(e / q, e % q) = a_in(e / q, e % q); });
+    }
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) { sol(j) = rhs(j); });
     team.team_barrier();
     for (int k = 0; k < q; ++k) {
