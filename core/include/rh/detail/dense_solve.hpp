@@ -85,12 +85,25 @@ KOKKOS_INLINE_FUNCTION int asymmetric_at(const MView& a, long long q, long long 
   return j > i && !(a(i, j) == a(j, i)) ? 1 : 0;
 }
 
-// The entries that keep a q × q matrix from being exactly symmetric (asymmetric_at), counted over q·q indices.
+// The entries that keep a q × q matrix from being exactly symmetric (asymmetric_at), counted over q·q indices, or
+// on a host (by_rows) over (q + 1) / 2 indices, each rows e and q − 1 − e above the diagonal, in order: equal work per
+// index and no index decode (host_matrix_v).
 template <class MView>
 struct CountAsymmetric {
   MView a;
   long long q;
-  KOKKOS_INLINE_FUNCTION void operator()(const long long e, long long& count) const { count += asymmetric_at(a, q, e); }
+  bool by_rows;
+  static long long items(long long q, bool by_rows) { return by_rows ? (q + 1) / 2 : q * q; }
+  KOKKOS_INLINE_FUNCTION void operator()(const long long e, long long& count) const {
+    if (!by_rows) {
+      count += asymmetric_at(a, q, e);
+      return;
+    }
+    for (long long i = e;; i = q - 1 - e) {
+      for (long long j = i + 1; j < q; ++j) count += a(i, j) == a(j, i) ? 0 : 1;
+      if (i == q - 1 - e) break;
+    }
+  }
 };
 
 // The report of a Cholesky attempt, before it starts: Cholesky when a is exactly symmetric, else LU (then false:

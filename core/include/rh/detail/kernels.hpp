@@ -1312,16 +1312,22 @@ struct ScoreMoments {
   }
 };
 
-// Non-finite count of the solved state (β and J) before it is committed.
+// Non-finite count of the solved state (β and J) before it is committed: indices [0, entries) are J's entries, or
+// on a host (by_rows) its rows (no index decode: host_matrix_v in dense_solve.hpp), and the q after them β's.
 template <class VView, class MView>
 struct CountNonFinite {
   VView beta;
   MView info;
   long long q;
+  bool by_rows;
+  KOKKOS_INLINE_FUNCTION long long entries() const { return by_rows ? q : q * q; }
   KOKKOS_INLINE_FUNCTION void operator()(const long long e, long long& bad) const {
-    if (e < q * q) {
-      if (!compat::isfinite(info(e / q, e % q))) ++bad;
-    } else if (!compat::isfinite(beta(e - q * q))) {
+    if (e >= entries()) {
+      if (!compat::isfinite(beta(e - entries()))) ++bad;
+    } else if (by_rows) {
+      for (long long k = 0; k < q; ++k)
+        if (!compat::isfinite(info(e, k))) ++bad;
+    } else if (!compat::isfinite(info(e / q, e % q))) {
       ++bad;
     }
   }

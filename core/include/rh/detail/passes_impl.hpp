@@ -243,8 +243,10 @@ template <class Traits, class S>
 bool Passes<Traits, S>::exactly_symmetric(const Matrix& a) const {
   const long long q = a.extent(0);
   long long asymmetric = 0;
-  Kokkos::parallel_reduce("rh::check_symmetry", Kokkos::RangePolicy<execution_space>(space_, 0, q * q),
-                          CountAsymmetric<Matrix>{a, q}, asymmetric);
+  const bool by_rows = Traits::host;
+  Kokkos::parallel_reduce("rh::check_symmetry",
+                          Kokkos::RangePolicy<execution_space>(space_, 0, CountAsymmetric<Matrix>::items(q, by_rows)),
+                          CountAsymmetric<Matrix>{a, q, by_rows}, asymmetric);
   return asymmetric == 0;
 }
 
@@ -257,8 +259,9 @@ long long Passes<Traits, S>::commit(const Partial& partial, const Chunks& chunks
                        Kokkos::RangePolicy<execution_space>(space_, 0, by_rows ? paired_rows(q) : q * q),
                        CommitInformation<S, Matrix, Partial>{partial, info, info_new, q, chunks.count, by_rows});
   long long bad = 0;
-  Kokkos::parallel_reduce("rh::count_non_finite", Kokkos::RangePolicy<execution_space>(space_, 0, q * q + q),
-                          CountNonFinite<Vector, Matrix>{beta, info_new, q}, bad);
+  const CountNonFinite<Vector, Matrix> count{beta, info_new, q, by_rows};
+  Kokkos::parallel_reduce("rh::count_non_finite", Kokkos::RangePolicy<execution_space>(space_, 0, count.entries() + q),
+                          count, bad);
   return bad;
 }
 
@@ -282,8 +285,9 @@ long long Passes<Traits, S>::commit_score_variance(const Partial& partial, const
                        CommitScoreVariance<S, Matrix, Partial>{partial, score, score_new, q, chunks.count, inference,
                                                                by_rows});
   long long bad = 0;
-  Kokkos::parallel_reduce("rh::count_non_finite", Kokkos::RangePolicy<execution_space>(space_, 0, q * q),
-                          CountNonFinite<Vector, Matrix>{Vector(), score_new, q}, bad);
+  const CountNonFinite<Vector, Matrix> count{Vector(), score_new, q, by_rows};
+  Kokkos::parallel_reduce("rh::count_non_finite", Kokkos::RangePolicy<execution_space>(space_, 0, count.entries()),
+                          count, bad);
   return bad;
 }
 
