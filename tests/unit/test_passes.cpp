@@ -9,7 +9,6 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -454,21 +453,6 @@ TEST_CASE_TEMPLATE_DEFINE("assemble forms the reference's Newton system for ever
                          eps * std::fabs(want.gradient[J]) + 4 * kEps64 * hist,
                      "g_" << j);
       }
-      // With J known to be exactly symmetric a host forms H's upper triangle and copies the lower one (mirror_lower):
-      // the same bits as forming every entry.
-      {
-        typename OnSpace<T>::Passes::Coefficients symmetric = coef;
-        symmetric.info_symmetric = true;
-        REQUIRE(sp.passes.exactly_symmetric(symmetric.info));
-        symmetric.grad = typename OnSpace<T>::Vector("grad_symmetric", q);
-        typename OnSpace<T>::Matrix mirrored("hessian_mirrored", q, q);
-        Kokkos::deep_copy(mirrored, std::numeric_limits<S>::quiet_NaN());  // every entry must be written
-        passes.assemble(true, partial, ch, symmetric, bs, mirrored);
-        const Values hm = OnSpace<T>::values(mirrored);
-        long long differ = 0;
-        for (size_t e = 0; e < h.size(); ++e) differ += std::memcmp(&hm[e], &h[e], sizeof(double)) != 0;
-        CHECK(differ == 0);
-      }
       // The gradient alone leaves the Hessian as it was.
       const Values before = OnSpace<T>::values(hessian);
       passes.assemble(false, partial, ch, coef, bs, hessian);
@@ -477,28 +461,6 @@ TEST_CASE_TEMPLATE_DEFINE("assemble forms the reference's Newton system for ever
   });
 }
 TEST_CASE_TEMPLATE_APPLY(pass_assemble, Targets);
-
-// mirror_lower copies the upper triangle to the lower one for any q: whole tiles of 16, a partial last tile row,
-// pairs of tile rows (an odd and an even count of them); the upper triangle and the diagonal stay as they were.
-TEST_CASE_TEMPLATE_DEFINE("mirror_lower copies the upper triangle onto the lower one", T, pass_mirror_lower) {
-  OnSpace<T> sp;
-  for (long long q : {1LL, 2LL, 15LL, 16LL, 17LL, 33LL, 48LL, 91LL, 257LL}) {
-    CAPTURE(q);
-    Values m(static_cast<size_t>(q * q));
-    for (long long i = 0; i < q; ++i)
-      for (long long j = 0; j < q; ++j)
-        m[static_cast<size_t>(i * q + j)] = j >= i ? static_cast<double>(i * 1000 + j) : std::numeric_limits<double>::quiet_NaN();
-    const auto view = OnSpace<T>::matrix(m, q);
-    sp.passes.mirror_lower(view);
-    const Values got = OnSpace<T>::values(view);
-    long long wrong = 0;
-    for (long long i = 0; i < q; ++i)
-      for (long long j = 0; j < q; ++j)
-        wrong += got[static_cast<size_t>(i * q + j)] != static_cast<double>(std::min(i, j) * 1000 + std::max(i, j));
-    CHECK(wrong == 0);
-  }
-}
-TEST_CASE_TEMPLATE_APPLY(pass_mirror_lower, Targets);
 
 namespace {
 
@@ -1041,10 +1003,7 @@ TEST_CASE_TEMPLATE_DEFINE("candidate and commit follow the reference, and commit
     ch.count = chunks;
     typename OnSpace<T>::Matrix info_new("info_new", q, q);
     Values beta = pr.cand;
-    const auto info_view = OnSpace<T>::matrix(pr.info, q);
-    const bool symmetric = sp.passes.exactly_symmetric(info_view);
-    CHECK(symmetric);  // the lower triangle below comes from the host's mirror copy
-    long long bad = sp.passes.commit(partial, ch, info_view, OnSpace<T>::vector(beta), info_new, symmetric);
+    long long bad = sp.passes.commit(partial, ch, OnSpace<T>::matrix(pr.info, q), OnSpace<T>::vector(beta), info_new);
     ref::Commit want = ref::commit(pr.info, sum.gram, beta);
     CHECK(bad == want.non_finite);
     CHECK(bad == 0);
@@ -1055,7 +1014,7 @@ TEST_CASE_TEMPLATE_DEFINE("candidate and commit follow the reference, and commit
     beta[0] = std::numeric_limits<double>::quiet_NaN();
     Values info = pr.info;
     info[static_cast<size_t>(q + 1 < q * q ? q + 1 : 0)] = std::numeric_limits<double>::infinity();
-    bad = sp.passes.commit(partial, ch, OnSpace<T>::matrix(info, q), OnSpace<T>::vector(beta), info_new, false);
+    bad = sp.passes.commit(partial, ch, OnSpace<T>::matrix(info, q), OnSpace<T>::vector(beta), info_new);
     want = ref::commit(info, sum.gram, beta);
     CHECK(bad == want.non_finite);
     CHECK(bad >= 2);

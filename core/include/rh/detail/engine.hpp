@@ -171,7 +171,7 @@ class Engine final : public EngineBase {
     // J_new = J + Σ w φ_h(r(β_b)) x xᵀ and, with inference, K_new = K + Σ w ψ(r(β_b))² x xᵀ (docs/method.md §7,
     // §12), both from the row weights at the final β.
     commit_gram(run);
-    long long bad = run.commit(partial_, chunks_, coef_.info, coef_.cur, info_new_, coef_.info_symmetric);
+    long long bad = run.commit(partial_, chunks_, coef_.info, coef_.cur, info_new_);
     if (config.inference) {
       if (empty) Kokkos::deep_copy(run.space(), score_previous_, S(0));
       else run.copy(score_previous_, committed_.score_variance);

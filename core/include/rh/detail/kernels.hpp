@@ -1157,48 +1157,23 @@ KOKKOS_INLINE_FUNCTION void for_paired_rows(long long p, long long q, const F& r
   if (q - 1 - p != p) row(q - 1 - p);
 }
 // Host: G's entries of rows p and q − 1 − p of its upper triangle (gram_upper_row), each given to f(j, k, g_jk) at
-// (j, k) and, with `mirror`, at (k, j): a launch over paired_rows(q) indices covers the upper triangle once, or the
-// whole matrix. Without `mirror` (the matrix formed is symmetric: J is) MirrorLower copies the lower triangle after.
+// (j, k) and at its mirror (k, j): a launch over paired_rows(q) indices covers the whole q × q matrix once.
 template <class S, class PView, class F>
 KOKKOS_INLINE_FUNCTION void for_gram_row_pair(const PView& partial, long long chunks, long long q, long long p,
-                                              bool mirror, const F& f) {
+                                              const F& f) {
   for_paired_rows(p, q, [&](long long j) {
     gram_upper_row<S>(partial, chunks, q, j, [&](long long k, S g) {
       f(j, k, g);
-      if (mirror && k != j) f(k, j, g);
+      if (k != j) f(k, j, g);
     });
   });
 }
-
-// Host: m(i, j) = m(j, i) below the diagonal of a q × q matrix whose upper triangle is written, by tiles of 16 × 16
-// (a tile's 16 destination rows stay in L1 while its source rows are read along), one index per pair of tile rows
-// (p and T − 1 − p: the same work per index). Writing each mirror entry beside its upper entry instead, q values
-// apart, was 40 % of reduce_assemble at q = 257 (OpenMP, 2 threads: 0.89 → 0.53 ms per launch without it). A copy:
-// the same bits.
-template <class MView>
-struct MirrorLower {
-  static constexpr long long tile = 16;
-  MView m;
-  long long q;
-  static long long items(long long q) { return paired_rows((q + tile - 1) / tile); }
-  KOKKOS_INLINE_FUNCTION void operator()(const long long p) const {
-    for_paired_rows(p, (q + tile - 1) / tile, [&](long long bi) {
-      const long long i0 = bi * tile, i1 = i0 + tile < q ? i0 + tile : q;
-      for (long long j0 = 0; j0 < i1; j0 += tile) {
-        const long long j1 = j0 + tile < i1 ? j0 + tile : i1;
-        for (long long j = j0; j < j1; ++j)
-          for (long long i = i0 > j + 1 ? i0 : j + 1; i < i1; ++i) m(i, j) = m(j, i);
-      }
-    });
-  }
-};
 
 // The Newton system from the summed Gram G and data gradient u (docs/method.md §4, §5). Index e < hessian_items
 // builds H = (G + J)/N + ridge·I; e = hessian_items + j is g_j = (−u + J(β − β̃))_j/N plus the penalty's term. The
 // gradient alone (proximal solver) launches only the last q indices: the Gram partials are stale then. A device
 // takes one entry (j, k) per index, in row order (coalesced); a host two rows of G's upper triangle (gram_upper_row),
-// writing H(j, k) and, unless J is exactly symmetric (then MirrorLower copies the lower triangle: H(k, j) would be
-// the same bits), H(k, j). Every entry is the same sum in the same order either way.
+// writing both H(j, k) and H(k, j). Every entry is the same sum in the same order either way.
 template <class S, class Penalty, class VView, class MView, class PView, class DView>
 struct ReduceAndAssemble {
   PView partial;
@@ -1220,7 +1195,7 @@ struct ReduceAndAssemble {
     if (e < items) {
 #ifndef __CUDA_ARCH__  // (by_rows is for hosts; device code need not carry gram_upper_row's row buffer)
       if (by_rows) {
-        for_gram_row_pair<S>(partial, chunks, q, e, !info_symmetric, [&](long long j, long long k, S g) {
+        for_gram_row_pair<S>(partial, chunks, q, e, [&](long long j, long long k, S g) {
           hessian(j, k) = entry(static_cast<double>(g), j, k);
         });
         return;
@@ -1253,12 +1228,11 @@ struct CommitInformation {
   PView partial;
   MView info, info_new;
   long long q, chunks;
-  bool by_rows;         // host: over paired_rows(q) indices, as ReduceAndAssemble; device: over q·q entries
-  bool info_symmetric;  // host: the upper triangle only, MirrorLower after (as ReduceAndAssemble)
+  bool by_rows;  // host: over paired_rows(q) indices, as ReduceAndAssemble; device: over q·q entries
   KOKKOS_INLINE_FUNCTION void operator()(const long long e) const {
 #ifndef __CUDA_ARCH__
     if (by_rows) {
-      for_gram_row_pair<S>(partial, chunks, q, e, !info_symmetric,
+      for_gram_row_pair<S>(partial, chunks, q, e,
                            [&](long long j, long long k, S g) { info_new(j, k) = info(j, k) + g; });
       return;
     }
@@ -1280,7 +1254,7 @@ struct CommitScoreVariance {
   KOKKOS_INLINE_FUNCTION void operator()(const long long e) const {
 #ifndef __CUDA_ARCH__
     if (by_rows && inference) {
-      for_gram_row_pair<S>(partial, chunks, q, e, true,  // K need not be symmetric (a restored one)
+      for_gram_row_pair<S>(partial, chunks, q, e,
                            [&](long long j, long long k, S g) { score_new(j, k) = score(j, k) + g; });
       return;
     }

@@ -382,12 +382,8 @@ class Passes {
   // Whether a(j,k) == a(k,j) for every entry (NaN is never equal): J's kernels then read its rows for its columns.
   bool exactly_symmetric(const Matrix& a) const;
   // 6. info_new = info + G (G summed from `partial`); returns how many values of beta and info_new are not finite.
-  // info_symmetric: info is exactly symmetric (exactly_symmetric), so info_new is too.
   long long commit(const Partial& partial, const Chunks& chunks, const Matrix& info, const Vector& beta,
-                   const Matrix& info_new, bool info_symmetric) const;
-  // Host spaces: m's lower triangle copied from its upper one (MirrorLower), after a kernel that formed only the upper
-  // triangle of a symmetric matrix (ReduceAndAssemble, CommitInformation with an exactly symmetric J).
-  void mirror_lower(const Matrix& m) const;
+                   const Matrix& info_new) const;
   // 6'. With inference score_new = score + the squared-score Gram summed from score_gram's `partial`; without,
   // score_new = 0.
   // Returns how many values of score_new are not finite.

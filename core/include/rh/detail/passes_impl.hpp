@@ -252,26 +252,17 @@ bool Passes<Traits, S>::exactly_symmetric(const Matrix& a) const {
 
 template <class Traits, class S>
 long long Passes<Traits, S>::commit(const Partial& partial, const Chunks& chunks, const Matrix& info,
-                                    const Vector& beta, const Matrix& info_new, bool info_symmetric) const {
+                                    const Vector& beta, const Matrix& info_new) const {
   const long long q = info.extent(0);
   const bool by_rows = Traits::host;
   Kokkos::parallel_for("rh::commit_information",
                        Kokkos::RangePolicy<execution_space>(space_, 0, by_rows ? paired_rows(q) : q * q),
-                       CommitInformation<S, Matrix, Partial>{partial, info, info_new, q, chunks.count, by_rows,
-                                                             info_symmetric});
-  if (by_rows && info_symmetric) mirror_lower(info_new);
+                       CommitInformation<S, Matrix, Partial>{partial, info, info_new, q, chunks.count, by_rows});
   long long bad = 0;
   const CountNonFinite<Vector, Matrix> count{beta, info_new, q, by_rows};
   Kokkos::parallel_reduce("rh::count_non_finite", Kokkos::RangePolicy<execution_space>(space_, 0, count.entries() + q),
                           count, bad);
   return bad;
-}
-
-template <class Traits, class S>
-void Passes<Traits, S>::mirror_lower(const Matrix& m) const {
-  const long long q = m.extent(0);
-  Kokkos::parallel_for("rh::mirror_lower", Kokkos::RangePolicy<execution_space>(space_, 0, MirrorLower<Matrix>::items(q)),
-                       MirrorLower<Matrix>{m, q});
 }
 
 template <class Traits, class S>
@@ -341,7 +332,6 @@ void PenaltyPasses<Traits, S, Penalty>::assemble(bool with_hessian, const Partia
                        Kokkos::RangePolicy<typename Base::execution_space>(base_.space(), with_hessian ? 0 : items, items + q),
                        Kernel{partial, coef.info, hessian, coef.grad, coef.cur, coef.tilde, known, q, chunks.count,
                               bs.penalized, bs.inv_n, bs.ridge, bs.historical, by_rows, coef.info_symmetric});
-  if (with_hessian && by_rows && coef.info_symmetric) base_.mirror_lower(hessian);  // H's lower triangle
 }
 
 template <class Traits, class S, class Penalty>
