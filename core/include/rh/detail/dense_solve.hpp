@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <type_traits>
 #include <vector>
 
 #include "rh/detail/compat.hpp"
@@ -70,13 +69,6 @@ KOKKOS_INLINE_FUNCTION bool factor_upper(const Block& u, int o, int b) {
   return true;
 }
 
-// Whether a matrix lives in host memory: its q² loops then run on one host thread (a host team has one) by rows in
-// order. A device's threads take entries e = i·q + j of a flat range (coalesced); on a host that decode costs an
-// integer division per entry, which was half of the host Cholesky's time at q = 257 (perf annotate of
-// rh_solve_bench, Serial), more than the factorization's q³/6 multiply-adds.
-template <class MView>
-inline constexpr bool host_matrix_v = std::is_same<typename MView::memory_space, Kokkos::HostSpace>::value;
-
 // 1 when entry e = i·q + j of the q × q matrix a lies above the diagonal and a(i, j) != a(j, i) (NaN is never
 // equal), else 0: summed over every e, the count of entries that keep a from being exactly symmetric.
 template <class MView>
@@ -84,25 +76,29 @@ KOKKOS_INLINE_FUNCTION int asymmetric_at(const MView& a, long long q, long long 
   const long long i = e / q, j = e % q;
   return j > i && !(a(i, j) == a(j, i)) ? 1 : 0;
 }
+// The same count over row i's entries above the diagonal, in order: the host's walk by rows (host_memory_v). Over
+// the flat range, the index decode was half of the host Cholesky's time at q = 257 (perf annotate of
+// rh_solve_bench, Serial), more than the factorization's q³/6 multiply-adds.
+template <class MView>
+KOKKOS_INLINE_FUNCTION int asymmetric_in_row(const MView& a, long long q, long long i) {
+  int count = 0;
+  for (long long j = i + 1; j < q; ++j) count += a(i, j) == a(j, i) ? 0 : 1;
+  return count;
+}
 
 // The entries that keep a q × q matrix from being exactly symmetric (asymmetric_at), counted over q·q indices, or
-// on a host (by_rows) over (q + 1) / 2 indices, each rows e and q − 1 − e above the diagonal, in order: equal work per
-// index and no index decode (host_matrix_v).
+// on a host (by_rows) over paired_rows(q) indices by rows (asymmetric_in_row).
 template <class MView>
 struct CountAsymmetric {
   MView a;
   long long q;
   bool by_rows;
-  static long long items(long long q, bool by_rows) { return by_rows ? (q + 1) / 2 : q * q; }
+  static long long items(long long q, bool by_rows) { return by_rows ? paired_rows(q) : q * q; }
   KOKKOS_INLINE_FUNCTION void operator()(const long long e, long long& count) const {
-    if (!by_rows) {
+    if (by_rows)
+      for_paired_rows(e, q, [&](long long i) { count += asymmetric_in_row(a, q, i); });
+    else
       count += asymmetric_at(a, q, e);
-      return;
-    }
-    for (long long i = e;; i = q - 1 - e) {
-      for (long long j = i + 1; j < q; ++j) count += a(i, j) == a(j, i) ? 0 : 1;
-      if (i == q - 1 - e) break;
-    }
   }
 };
 
@@ -111,10 +107,9 @@ struct CountAsymmetric {
 template <class Member, class MView, class ReportView>
 KOKKOS_INLINE_FUNCTION bool cholesky_report(const Member& team, const MView& a, const ReportView& report, int q) {
   int asymmetric = 0;
-  if constexpr (host_matrix_v<MView>) {  // one host thread: rows in order, no index decode (see host_matrix_v)
+  if constexpr (host_memory_v<MView>) {  // one host thread (a host team has one): by rows
     Kokkos::single(Kokkos::PerTeam(team), [&](int& n) {
-      for (int i = 0; i < q; ++i)
-        for (int j = i + 1; j < q; ++j) n += a(i, j) == a(j, i) ? 0 : 1;
+      for (int i = 0; i < q; ++i) n += asymmetric_in_row(a, q, i);
     }, asymmetric);
   } else {
     Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, q * q), [&](const int e, int& n) {
@@ -135,7 +130,7 @@ KOKKOS_INLINE_FUNCTION bool cholesky_report(const Member& team, const MView& a, 
 template <class Member, class MView, class VView, class ReportView>
 KOKKOS_INLINE_FUNCTION void cholesky_start(const Member& team, const MView& a, const MView& f, const VView& rhs,
                                            const VView& sol, const ReportView& report, int q) {
-  if constexpr (host_matrix_v<MView>) {
+  if constexpr (host_memory_v<MView>) {  // one host thread: by rows
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       for (int i = 0; i < q; ++i)
         for (int j = i; j < q; ++j) f(i, j) = a(i, j);
@@ -496,7 +491,7 @@ struct LuSolve {
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     if (after_cholesky && report().method == solve_by_cholesky) return;
-    if constexpr (host_matrix_v<MView>) {  // one host thread: rows in order, no index decode (host_matrix_v)
+    if constexpr (host_memory_v<MView>) {  // one host thread: by rows
       Kokkos::single(Kokkos::PerTeam(team), [&]() {
         for (int i = 0; i < q; ++i)
           for (int j = 0; j < q; ++j) lu(i, j) = a_in(i, j);

@@ -5,6 +5,7 @@
 // RH_HOST_ISA=baseline in the environment keeps the baseline copy.
 #pragma once
 #include <Kokkos_Core.hpp>
+#include <type_traits>
 
 namespace rh::detail {
 
@@ -46,6 +47,21 @@ KOKKOS_INLINE_FUNCTION void run_host_isa(const F& f) {
 #else
   f(BaselineIsa{});
 #endif
+}
+
+// Whether a space's (or a view's) memory is host memory: its kernels take their host paths. A host walks a q × q
+// matrix by rows; a device's threads take entries e = i·q + j of a flat range (coalesced), a decode that costs a
+// host an integer division per entry.
+template <class SpaceOrView>
+inline constexpr bool host_memory_v = std::is_same<typename SpaceOrView::memory_space, Kokkos::HostSpace>::value;
+
+// Host launches over the rows of a triangle: index p takes rows p and q − 1 − p, so that a launch over
+// paired_rows(q) indices gives each index the same work.
+KOKKOS_INLINE_FUNCTION long long paired_rows(long long q) { return (q + 1) / 2; }
+template <class F>
+KOKKOS_INLINE_FUNCTION void for_paired_rows(long long p, long long q, const F& row) {
+  row(p);
+  if (q - 1 - p != p) row(q - 1 - p);
 }
 
 }  // namespace rh::detail

@@ -445,10 +445,6 @@ struct EvaluateRows {
   }
 };
 
-// Whether a space's memory is host memory (its kernels take their host paths).
-template <class Space>
-inline constexpr bool host_memory_v = std::is_same<typename Space::memory_space, Kokkos::HostSpace>::value;
-
 // J(j,k) where one thread per j loops over k. A device with an exactly symmetric J reads J(k,j), the same value:
 // its threads j then read adjacent entries of row k (coalesced) instead of entries q apart. A host thread reads
 // row j, in order. reads_j_transposed is that choice, the one rule of every kernel that calls j_entry.
@@ -1150,12 +1146,6 @@ KOKKOS_INLINE_FUNCTION void gram_upper_row(const PView& partial, long long chunk
     for (int t = 0; t < m; ++t) f(k0 + t, g[t]);
   }
 }
-KOKKOS_INLINE_FUNCTION long long paired_rows(long long q) { return (q + 1) / 2; }
-template <class F>
-KOKKOS_INLINE_FUNCTION void for_paired_rows(long long p, long long q, const F& row) {
-  row(p);
-  if (q - 1 - p != p) row(q - 1 - p);
-}
 // Host: G's entries of rows p and q − 1 − p of its upper triangle (gram_upper_row), each given to f(j, k, g_jk) at
 // (j, k) and at its mirror (k, j): a launch over paired_rows(q) indices covers the whole q × q matrix once.
 template <class S, class PView, class F>
@@ -1313,7 +1303,7 @@ struct ScoreMoments {
 };
 
 // Non-finite count of the solved state (β and J) before it is committed: indices [0, entries) are J's entries, or
-// on a host (by_rows) its rows (no index decode: host_matrix_v in dense_solve.hpp), and the q after them β's.
+// on a host (by_rows) its rows (no index decode: host_memory_v), and the q after them β's.
 template <class VView, class MView>
 struct CountNonFinite {
   VView beta;
