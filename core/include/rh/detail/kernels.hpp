@@ -799,7 +799,7 @@ struct ChunkWeightSums {
 };
 
 // Per-chunk partial sums of the weighted Gram Σ c_i x_i x_iᵀ (upper tile pairs) and of the data gradient
-// Σ s_i x_i. Jobs = chunks × (tile pairs + gradient tiles) (league() says how teams take them). Each entry is a sum over the chunk's rows in row
+// Σ s_i x_i. League = chunks × (tile pairs + gradient tiles). Each entry is a sum over the chunk's rows in row
 // order; chunks are summed in order by ReduceAndAssemble, so the result does not depend on the thread count.
 // With `use_changes` (the delta Gram), a chunk whose AcceptStep listed its changed rows (count ≥ 0) adds
 // Σ Δc_i x_i x_iᵀ over those rows, in row order, to its partial Gram instead of recomputing it: within a batch
@@ -842,27 +842,10 @@ struct GramGradient {
     return delta ? static_cast<long long>(changed(r0 + e)) : r0 + e;
   }
 
-  // Teams per launch: on hosts one per chunk, which runs the chunk's jobs one after another, so that its rows are
-  // read from memory by the first job and from the core's own cache by the others; on devices one per job.
-  static long long league(long long chunks, int pairs, int grad_tiles) {
-    return Traits::host ? chunks : chunks * (pairs + grad_tiles);
-  }
-
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     const int per_chunk = pairs + grad_tiles;
-    if constexpr (Traits::host) {
-      const long long chunk = team.league_rank();
-      run_host_isa([&](auto isa) {
-        for (int job = 0; job < per_chunk; ++job) run_job(team, chunk, job, isa);
-      });
-    } else {
-      run_job(team, team.league_rank() / per_chunk, team.league_rank() % per_chunk, BaselineIsa{});
-    }
-  }
-
-  // Job `job` of a chunk: tile pair `job` of the upper triangle, or gradient tile `job − pairs`.
-  template <class Isa>
-  KOKKOS_INLINE_FUNCTION void run_job(const member_type& team, long long chunk, int job, Isa) const {
+    const long long chunk = team.league_rank() / per_chunk;
+    const int job = team.league_rank() % per_chunk;
     const long long r0 = chunk * rows_per_chunk;
     const long long r1 = r0 + rows_per_chunk < n ? r0 + rows_per_chunk : n;
     const bool gram = job < pairs;
@@ -875,7 +858,7 @@ struct GramGradient {
       a = job - pairs;
     }
     if constexpr (Traits::host) {
-      host_block<Isa>(chunk, r0, r1, gram, a, b);
+      run_host_isa([&](auto isa) { host_block<decltype(isa)>(chunk, r0, r1, gram, a, b); });
     } else if constexpr (R == 1) {
       team_block(team, chunk, r0, r1, gram, a, b);
     } else {

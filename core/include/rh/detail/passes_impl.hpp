@@ -144,7 +144,7 @@ void Passes<Traits, S>::gram_gradient(const Rows& rows, const Chunks& chunks, bo
     const int grad_tiles = with_gradient ? tiles : 0;
     if (pairs + grad_tiles == 0) return;
     reserve_partial(partial, chunks, q);
-    Kokkos::TeamPolicy<execution_space> policy(space_, static_cast<int>(F::league(chunks.count, pairs, grad_tiles)),
+    Kokkos::TeamPolicy<execution_space> policy(space_, static_cast<int>(chunks.count) * (pairs + grad_tiles),
                                                Traits::team_size);
     policy.set_scratch_size(0, Kokkos::PerTeam(F::scratch_bytes(tile, Traits::stage_rows)));
     Kokkos::parallel_for(delta ? "rh::gram_delta" : "rh::gram_gradient", policy,
