@@ -50,6 +50,9 @@ struct HasDeviceMemory : std::bool_constant<!T::Traits::host> {};
 using Targets = TargetsOf<detail::CompiledSpaces>::type;
 using Float64Targets = Filter<Targets, IsFloat64>::type;
 using DeviceTargets = Filter<Targets, HasDeviceMemory>::type;  // empty without a space with its own memory
+template <class T>
+struct HasHostMemory : std::bool_constant<T::Traits::host> {};
+using HostTargets = Filter<Targets, HasHostMemory>::type;
 
 // Every value of rh::Space the library has a name for, compiled or not.
 inline std::vector<Space> known_spaces() {

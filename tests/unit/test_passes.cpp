@@ -360,6 +360,51 @@ TEST_CASE_TEMPLATE_DEFINE("gram_gradient sums what the reference sums", T, pass_
 }
 TEST_CASE_TEMPLATE_APPLY(pass_gram, Targets);
 
+// A host chunk's partial Gram entry is (c_i·x_ij)·x_ik summed over the chunk's rows in row order, whichever path its
+// tile pair takes: the J × KB sweeps, or the narrow path of a right tile with at most host_narrow_columns columns
+// (q = 17, 34, 257, 258 below; q = 40 has none). Checked to the bit against that sum written out one row at a time.
+TEST_CASE_TEMPLATE_DEFINE("the host Gram sums every tile pair's entries in row order, narrow tiles included", T,
+                          pass_gram_bits) {
+  using S = typename T::S;
+  OnSpace<T> sp;
+  const Shape shapes[] = {{300, 16, true}, {200, 33, true}, {150, 39, true}, {70, 256, true}, {40, 257, true}};
+  for (const Shape& shape : shapes) {
+    CAPTURE(shape.p);
+    const Problem pr = make_problem<S>(Scenario::random, shape.n, shape.p, shape.intercept, 13);
+    std::mt19937_64 rng(14);
+    std::normal_distribution<double> normal;
+    Values s, c;
+    for (long long i = 0; i < pr.n; ++i) {
+      s.push_back(round_to<S>(normal(rng)));
+      c.push_back(i % 5 == 0 ? 0.0 : round_to<S>(std::fabs(normal(rng))));
+    }
+    auto st = sp.stage(pr);
+    st.rows.s = OnSpace<T>::vector(s);
+    st.rows.c = OnSpace<T>::vector(c);
+    typename OnSpace<T>::Passes::Partial partial;
+    sp.passes.gram_gradient(st.rows, st.chunks, true, partial);
+    const auto hp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), partial);
+    const auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), st.rows.x);
+    const long long q = pr.q;
+    long long differing = 0;
+    for (long long ch = 0; ch < st.chunks.count; ++ch) {
+      const long long r0 = ch * st.chunks.rows, r1 = std::min(pr.n, r0 + st.chunks.rows);
+      for (long long j = 0; j < q; ++j)
+        for (long long k = j; k < q; ++k) {
+          volatile S sum = S(0);  // volatile: one rounded multiply and add per term, as the kernel does
+          for (long long i = r0; i < r1; ++i) {
+            const volatile S scaled = static_cast<S>(c[static_cast<size_t>(i)]) * hx(i, j);
+            const volatile S term = scaled * hx(i, k);
+            sum = sum + term;
+          }
+          if (!(hp(ch, j * q + k) == sum)) ++differing;
+        }
+    }
+    CHECK(differing == 0);
+  }
+}
+TEST_CASE_TEMPLATE_APPLY(pass_gram_bits, HostTargets);
+
 namespace {
 
 // Random per-chunk partials (some huge, some zero) in the layout gram_gradient writes.
@@ -1162,7 +1207,7 @@ TEST_CASE_TEMPLATE_DEFINE("accept_step and the delta Gram agree with a Gram reco
   const detail::PenaltyPasses<typename T::Traits, S, detail::penalty::None> none(sp.passes);
   typename detail::PenaltyPasses<typename T::Traits, S, detail::penalty::None>::Scratch eval_scratch;
   typename Passes::LineSearchScratch scratch;
-  const Shape shapes[] = {{2000, 5, true}, {700, 18, true}};
+  const Shape shapes[] = {{2000, 5, true}, {700, 18, true}, {700, 16, true}};  // q = 17: the host Gram's narrow tile
   for (const Shape& shape : shapes) {
     CAPTURE(shape.p);
     const Problem pr = make_problem<S>(Scenario::random, shape.n, shape.p, shape.intercept, 71);

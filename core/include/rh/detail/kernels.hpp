@@ -893,6 +893,15 @@ struct GramGradient {
     const bool delta = list != gram_all_rows;
     const long long m = delta ? list : r1 - r0;
     if (m == 0) return;  // nothing changed: the partial stays
+#if RH_ROW_BLOCKS
+    if (kmax <= host_narrow_columns) {
+      if (kmax == 1)
+        host_narrow_pair<Isa, 1>(chunk, r0, m, delta, ja, jmax, kb);
+      else
+        host_narrow_pair<Isa, host_narrow_columns>(chunk, r0, m, delta, ja, jmax, kb);
+      return;
+    }
+#endif
     // The whole T × T block of this tile pair accumulates in `acc` (on the stack, in L1); J × KB entries of it at
     // a time (two vectors of the ISA per output row) sit in registers while a block of host_gram_rows rows streams
     // past: they fit in the 16 vector registers of x86-64, where J × T spilled to memory on every row. Each block of rows is read from memory once per tile pair and from L1 for the other (J, KB) sweeps,
@@ -942,6 +951,43 @@ struct GramGradient {
   }
 
 #if RH_ROW_BLOCKS
+  // A tile pair whose right tile has at most host_narrow_columns columns: the last tile where q is 16m + 1 or
+  // 16m + 2 (the intercept after 16m features: q = 17, 33, 257). The J × KB sweeps would compute KB columns for
+  // these K; here the rows stream once, and each of the K columns of the block is accumulated as vectors down the
+  // left tile. The same products (c_i·x_ij)·x_ik added in row order to each entry's sum: the same bits.
+  template <class Isa, int K>
+  void host_narrow_pair(long long chunk, long long r0, long long m, bool delta, long long ja, int jmax,
+                        long long kb) const {
+    using V = RowBlock<S, Isa>;
+    using vec = typename V::vec;
+    constexpr int W = V::W, NJ = host_tile / W;
+    vec acc[K][NJ];
+    for (int k = 0; k < K; ++k)
+      for (int v = 0; v < NJ; ++v)
+        for (int e = 0; e < W; ++e) {
+          const int j = v * W + e;
+          acc[k][v][e] = delta && j < jmax && ja + j <= kb + k ? partial(chunk, (ja + j) * q + kb + k) : S(0);
+        }
+    const S* base = x.data();
+    for (long long e = 0; e < m; ++e) {
+      const long long i = row_of(delta, r0, e);
+      const S* row = base + i * q;
+      vec ci, scaled[NJ], xk;
+      V::splat(delta ? dc(i) : c(i), ci);
+      for (int v = 0; v < NJ; ++v) {
+        V::load(row + ja + v * W, scaled[v]);  // up to 15 values past q on the last tile: the buffer's padding
+        scaled[v] = ci * scaled[v];
+      }
+      for (int k = 0; k < K; ++k) {
+        V::splat(row[kb + k], xk);
+        for (int v = 0; v < NJ; ++v) acc[k][v] += scaled[v] * xk;
+      }
+    }
+    for (int k = 0; k < K; ++k)
+      for (int j = 0; j < jmax; ++j)
+        if (ja + j <= kb + k) partial(chunk, (ja + j) * q + kb + k) = acc[k][j / W][j % W];
+  }
+
   // host_block's sweeps over one block of rows, for float64: the right tile's rows packed side by side first, and
   // the sweeps spelled in vectors of the ISA. In place, rows q values apart fall into few L1 sets where q·8 bytes is
   // near a multiple of 2 KiB (q = 257: 16 sets for the block's 128 lines), and the sweeps, which read them again,

@@ -33,6 +33,8 @@ namespace rh::detail {
 
 // Edge of the host Gram path's blocks: it reads rows 16 wide past q, so design buffers are padded by this many values.
 constexpr int host_gram_tile = 16;
+// Tile pairs whose right tile has at most this many columns take the host Gram's narrow path (kernels.hpp).
+constexpr int host_narrow_columns = 2;
 constexpr long long host_gram_rows = 64;  // rows per block of the host Gram: two 16-wide f64 tiles of them fill 16 KiB
 
 struct Chunks {
