@@ -961,6 +961,7 @@ struct GramGradient {
     using V = RowBlock<S, Isa>;
     using vec = typename V::vec;
     constexpr int W = V::W, NJ = host_tile / W;
+    static_assert(K == 1 || K == 2, "host_narrow_columns is 2");
     vec acc[K][NJ];
     for (int k = 0; k < K; ++k)
       for (int v = 0; v < NJ; ++v)
@@ -972,16 +973,18 @@ struct GramGradient {
     for (long long e = 0; e < m; ++e) {
       const long long i = row_of(delta, r0, e);
       const S* row = base + i * q;
-      vec ci, xk[K];
-      V::splat(delta ? dc(i) : c(i), ci);
-      for (int k = 0; k < K; ++k) V::splat(row[kb + k], xk[k]);
+      const S weight = delta ? dc(i) : c(i);
+      const vec ci = weight - vec{}, x0 = row[kb] - vec{};  // broadcasts, as RowBlock::splat forms them
+      vec x1{};
+      if constexpr (K == 2) x1 = row[kb + 1] - vec{};
       for (int v = 0; v < NJ; ++v) {
         // One vector at a time, loaded straight into a register (an array of them went through the stack, and
         // its halves' stores stalled the reload: 1.2 ms per wide float64 launch).
         vec scaled;
         V::load(row + ja + v * W, scaled);  // up to 15 values past q on the last tile: the buffer's padding
         scaled = ci * scaled;
-        for (int k = 0; k < K; ++k) acc[k][v] += scaled * xk[k];
+        acc[0][v] += scaled * x0;
+        if constexpr (K == 2) acc[1][v] += scaled * x1;
       }
     }
     for (int k = 0; k < K; ++k)
