@@ -362,12 +362,13 @@ TEST_CASE_TEMPLATE_APPLY(pass_gram, Targets);
 
 // A host chunk's partial Gram entry is (c_i·x_ij)·x_ik summed over the chunk's rows in row order, whichever path its
 // tile pair takes: the J × KB sweeps, or the narrow path of a right tile with at most host_narrow_columns columns
-// (q = 17, 34, 257, 258 below; q = 40 has none). Checked to the bit against that sum written out one row at a time.
+// (q = 1, 2, 17, 34, 257, 258 below; q = 40 has none). Checked to the bit against that sum written out row by row.
 TEST_CASE_TEMPLATE_DEFINE("the host Gram sums every tile pair's entries in row order, narrow tiles included", T,
                           pass_gram_bits) {
   using S = typename T::S;
   OnSpace<T> sp;
-  const Shape shapes[] = {{300, 16, true}, {200, 33, true}, {150, 39, true}, {70, 256, true}, {40, 257, true}};
+  const Shape shapes[] = {{90, 1, false}, {90, 1, true},   {300, 16, true}, {200, 33, true},
+                          {150, 39, true}, {70, 256, true}, {40, 257, true}};
   for (const Shape& shape : shapes) {
     CAPTURE(shape.p);
     const Problem pr = make_problem<S>(Scenario::random, shape.n, shape.p, shape.intercept, 13);
