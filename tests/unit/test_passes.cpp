@@ -362,7 +362,9 @@ TEST_CASE_TEMPLATE_APPLY(pass_gram, Targets);
 
 // A host chunk's partial Gram entry is (c_i·x_ij)·x_ik summed over the chunk's rows in row order, whichever path its
 // tile pair takes: the J × KB sweeps, or the narrow path of a right tile with at most host_narrow_columns columns
-// (q = 1, 2, 17, 34, 257, 258 below; q = 40 has none). Checked to the bit against that sum written out row by row.
+// (q = 1, 2, 17, 34, 257, 258 below; q = 40 has none). Checked to the bit against that sum written out row by row,
+// each term's multiply and add rounded on its own (the portable build) or fused (a -march=native build contracts
+// the kernels' multiply-adds: the same sum with one rounding per term).
 TEST_CASE_TEMPLATE_DEFINE("the host Gram sums every tile pair's entries in row order, narrow tiles included", T,
                           pass_gram_bits) {
   using S = typename T::S;
@@ -392,13 +394,15 @@ TEST_CASE_TEMPLATE_DEFINE("the host Gram sums every tile pair's entries in row o
       const long long r0 = ch * st.chunks.rows, r1 = std::min(pr.n, r0 + st.chunks.rows);
       for (long long j = 0; j < q; ++j)
         for (long long k = j; k < q; ++k) {
-          volatile S sum = S(0);  // volatile: one rounded multiply and add per term, as the kernel does
+          volatile S sum = S(0), fused = S(0);  // volatile: each operation rounded where it is written
           for (long long i = r0; i < r1; ++i) {
             const volatile S scaled = static_cast<S>(c[static_cast<size_t>(i)]) * hx(i, j);
             const volatile S term = scaled * hx(i, k);
             sum = sum + term;
+            fused = std::fma(static_cast<S>(scaled), hx(i, k), static_cast<S>(fused));
           }
-          if (!(hp(ch, j * q + k) == sum)) ++differing;
+          const S got = hp(ch, j * q + k);
+          if (!(got == sum || got == fused)) ++differing;
         }
     }
     CHECK(differing == 0);
