@@ -6,7 +6,7 @@
 
 namespace rh::detail {
 
-#if RH_HOST_AVX2_DISPATCH
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__NVCC__) && !defined(__CUDA_ARCH__)
 bool host_avx2_enabled() {
   static const bool enabled = [] {
     const char* choice = std::getenv("RH_HOST_ISA");
