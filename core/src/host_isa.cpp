@@ -6,7 +6,7 @@
 
 namespace rh::detail {
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__NVCC__) && !defined(__CUDA_ARCH__)
+#if RH_HOST_X86_GNU
 bool host_avx2_enabled() {
   static const bool enabled = [] {
     const char* choice = std::getenv("RH_HOST_ISA");

@@ -93,7 +93,7 @@ struct CountAsymmetric {
   MView a;
   long long q;
   bool by_rows;
-  static long long items(long long q, bool by_rows) { return by_rows ? paired_rows(q) : q * q; }
+  KOKKOS_INLINE_FUNCTION long long items() const { return by_rows ? paired_rows(q) : q * q; }
   KOKKOS_INLINE_FUNCTION void operator()(const long long e, long long& count) const {
     if (by_rows)
       for_paired_rows(e, q, [&](long long i) { count += asymmetric_in_row(a, q, i); });

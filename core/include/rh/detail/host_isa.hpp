@@ -16,14 +16,18 @@ struct Avx2Isa {
   static constexpr int vector_bytes = 32;
 };
 
+// x86-64 host code compiled by GCC or Clang: where an AVX2 copy of the host kernels can exist.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__NVCC__) && !defined(__CUDA_ARCH__)
+#define RH_HOST_X86_GNU 1
 // The CPU has AVX2 and RH_HOST_ISA is not "baseline" (read once; core/src/host_isa.cpp). Declared and defined in
-// every x86-64 GCC/Clang build, -march=native included: code compiled without -march (a test, a user's program
-// instantiating the kernels) dispatches with it even where the library itself was built for this CPU.
+// every such build, -march=native included: code compiled without -march (a test, a user's program instantiating
+// the kernels) dispatches with it even where the library itself was built for this CPU.
 bool host_avx2_enabled();
+#else
+#define RH_HOST_X86_GNU 0
 #endif
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__AVX2__) && !defined(__NVCC__) && !defined(__CUDA_ARCH__)
+#if RH_HOST_X86_GNU && !defined(__AVX2__)
 #define RH_HOST_AVX2_DISPATCH 1
 
 // flatten: everything f calls is inlined here and compiled for AVX2 (a function without the attribute may be

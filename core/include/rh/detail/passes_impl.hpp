@@ -243,10 +243,9 @@ template <class Traits, class S>
 bool Passes<Traits, S>::exactly_symmetric(const Matrix& a) const {
   const long long q = a.extent(0);
   long long asymmetric = 0;
-  const bool by_rows = Traits::host;
-  Kokkos::parallel_reduce("rh::check_symmetry",
-                          Kokkos::RangePolicy<execution_space>(space_, 0, CountAsymmetric<Matrix>::items(q, by_rows)),
-                          CountAsymmetric<Matrix>{a, q, by_rows}, asymmetric);
+  const CountAsymmetric<Matrix> count{a, q, Traits::host};
+  Kokkos::parallel_reduce("rh::check_symmetry", Kokkos::RangePolicy<execution_space>(space_, 0, count.items()), count,
+                          asymmetric);
   return asymmetric == 0;
 }
 
