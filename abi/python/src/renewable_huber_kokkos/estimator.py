@@ -240,8 +240,9 @@ class RenewableHuberRegressor(RegressorMixin, BaseEstimator):
     def _matrix(self, X: Any) -> _arrays.Matrix:
         if _arrays.is_device_array(X):
             return _arrays.device_matrix(X)
-        if not (isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype in (np.float32, np.float64)):
-            # Lists, frames, integers, objects: converted once (and checked for NaN/Inf, complex, sparse, shape).
+        if not (isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype in (np.float32, np.float64) and X.size):
+            # Lists, frames, integers, objects: converted once (and checked for NaN/Inf, complex, sparse, shape);
+            # an empty X gets scikit-learn's messages, which its estimator checks expect word for word.
             X = check_array(X, dtype=self.dtype, order="C")
         return _arrays.host_matrix(X, self.dtype)
 
@@ -400,10 +401,7 @@ class RenewableHuberRegressor(RegressorMixin, BaseEstimator):
     # ---- inference (docs/method.md §12) ----------------------------------------------------------------------
 
     def _inference(self, name: str, square: bool = False) -> np.ndarray:
-        handle = self._fitted()
-        if not self.inference:
-            raise AttributeError(f"{name}: the model was created with inference=False; set inference=True "
-                                 "(penalty 'none') and fit the stream again")
+        handle = self._fitted()  # inference off: the library's UnavailableError says how to turn it on
         q = self._q(handle)
         out = np.empty((q, q) if square else q)
         function = getattr(handle.lib, f"model_{name}")
