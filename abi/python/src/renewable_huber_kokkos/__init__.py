@@ -19,7 +19,24 @@ def library_version() -> str:
     return load_library().version
 
 
+def set_memory_limit(nbytes: int) -> None:
+    """The most memory one model may hold, process-wide (rh_set_memory_limit); 0 restores the default, the host's
+    physical memory. A call that would need more raises AllocationFailedError and changes nothing."""
+    import ctypes
+
+    lib = load_library()
+    lib.check(lib.set_memory_limit(ctypes.c_uint64(int(nbytes))))
+
+
+def memory_limit() -> int:
+    import ctypes
+
+    lib, value = load_library(), ctypes.c_uint64()
+    lib.check(lib.get_memory_limit(ctypes.byref(value)))
+    return value.value
+
+
 __all__ = ["RenewableHuberRegressor", "Diagnostics", "State", "Summary", "load_library", "compiled_spaces",
-           "library_version", "RenewableHuberError", "InvalidArgumentError", "InvalidStateError", "UnavailableError",
+           "library_version", "set_memory_limit", "memory_limit", "RenewableHuberError", "InvalidArgumentError", "InvalidStateError", "UnavailableError",
            "AllocationFailedError", "NumericalError", "DeviceError", "CorruptDataError", "VersionMismatchError",
            "InternalError", "LibraryNotFoundError"]

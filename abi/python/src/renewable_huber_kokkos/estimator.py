@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import stat
 import warnings
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -308,7 +309,8 @@ class RenewableHuberRegressor(RegressorMixin, BaseEstimator):
                          else (self._handle, self.space_))
         diagnostics = _lib.Diagnostics()
         lib = handle.lib
-        lib.check(lib.model_partial_fit(handle.value, ctypes.byref(batch), ctypes.byref(diagnostics)))
+        update = lib.model_fit if fresh else lib.model_partial_fit  # the same on a new model; fit says so in errors
+        lib.check(update(handle.value, ctypes.byref(batch), ctypes.byref(diagnostics)))
         del owners  # the library kept no pointer (docs/abi.md, "Ownership")
         # Committed: only now does the Python side change.
         if fresh:
@@ -348,10 +350,10 @@ class RenewableHuberRegressor(RegressorMixin, BaseEstimator):
         self._check_names(X, reset=False)
         batch, owners = self._batch(X, need_y=False)
         rows = int(batch.rows)
-        if batch.memory == _lib.MEMORY_DEVICE:
+        if batch.memory == _lib.MEMORY_DEVICE and self.space_ == "cuda":
             out, pointer = _arrays.empty_like_device(owners[0] if not isinstance(owners[0], tuple) else owners[0][0],
                                                      rows, self.dtype)
-        else:
+        else:  # (device input on a host space: the library refuses it before writing anything)
             out = np.empty(rows, dtype=self.dtype)
             pointer = out.ctypes.data
         handle.lib.check(handle.lib.model_predict(handle.value, ctypes.byref(batch), pointer, rows))
@@ -472,8 +474,13 @@ class RenewableHuberRegressor(RegressorMixin, BaseEstimator):
     def load(cls, path: str | os.PathLike, **params: Any) -> "RenewableHuberRegressor":
         """A model from a checkpoint file. Its estimator settings and dtype come from the checkpoint; ``params``
         may choose the placement (space, n_jobs, device_id). Feature names and diagnostics are not stored."""
-        with open(path, "rb") as f:
-            head = f.read(80)
+        head = b""
+        try:  # the dtype from the header; anything but a readable regular file is left to the library to refuse
+            if stat.S_ISREG(os.stat(path).st_mode):
+                with open(path, "rb") as f:
+                    head = f.read(80)
+        except OSError:
+            pass
         return cls._from_checkpoint(head, lambda lib, h: lib.model_load_checkpoint_file(h.value, os.fsencode(path)),
                                     params)
 
