@@ -275,10 +275,16 @@ class RenewableHuberRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"sample_weight.shape == ({out.length},), expected ({rows},)!")
         return out
 
-    def _batch(self, X: Any, y: Any = None, sample_weight: Any = None, need_y: bool = True) -> tuple[_lib.Batch, list]:
+    def _batch(self, X: Any, y: Any = None, sample_weight: Any = None, need_y: bool = True,
+               check_features: bool = True) -> tuple[_lib.Batch, list]:
         if need_y and y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
         m = self._matrix(X)
+        expected = getattr(self, "n_features_in_", None) if check_features else None
+        if expected is not None and m.cols != expected:
+            # The library refuses it too; scikit-learn's checks want their own wording with the estimator's name.
+            raise InvalidArgumentError(f"X has {m.cols} features, but {type(self).__name__} is expecting {expected} "
+                                       "features as input.", 1)
         device = m.memory == _lib.MEMORY_DEVICE
         b = _lib.Batch()
         b.x, b.rows, b.cols, b.ld, b.layout = m.pointer, m.rows, m.cols, m.ld, m.layout
@@ -304,7 +310,7 @@ class RenewableHuberRegressor(RegressorMixin, BaseEstimator):
 
     def _update(self, X: Any, y: Any, sample_weight: Any, fresh: bool) -> "RenewableHuberRegressor":
         names = self._check_names(X, reset=fresh)
-        batch, owners = self._batch(X, y, sample_weight)
+        batch, owners = self._batch(X, y, sample_weight, check_features=not fresh)
         handle, space = (self._new_handle(batch.memory == _lib.MEMORY_DEVICE) if fresh
                          else (self._handle, self.space_))
         diagnostics = _lib.Diagnostics()
