@@ -7,7 +7,12 @@ from ._errors import (AllocationFailedError, CorruptDataError, DeviceError, Inte
 from ._lib import load_library
 from .estimator import Diagnostics, RenewableHuberRegressor, State, Summary
 
-__version__ = "0.2.0"
+try:  # the distribution's version (the project's); a source checkout on PYTHONPATH has none
+    from importlib.metadata import PackageNotFoundError, version
+
+    __version__ = version("renewable-huber-kokkos")
+except PackageNotFoundError:
+    __version__ = "0+source"
 
 
 def compiled_spaces() -> list[str]:
