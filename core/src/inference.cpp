@@ -52,7 +52,8 @@ std::string score_variance_defect(const std::vector<double>& k, long long q) {
   // Each K(j,j) is a sum of w ψ² x_j² ≥ 0; its two triangles are the same sums, so they differ by rounding at most.
   for (long long j = 0; j < q; ++j)
     if (k[j * q + j] < 0)
-      return fmt::format("score_variance: K({0},{0}) is {1:.6g}, but K's diagonal entries are sums of squares (w psi^2 x_j^2)",
+      return fmt::format("score_variance: K({0},{0}) is {1:.6g}, but K's diagonal entries are sums of squares "
+                         "(w psi^2 x_j^2)",
                          j, k[j * q + j]);
   const double tolerance = rounding_level(k, q);
   for (long long i = 0; i < q; ++i)
@@ -103,12 +104,13 @@ std::vector<double> sandwich_covariance(const State& st) {
   // may be singular or indefinite in a coefficient's direction J⁻¹e_j, and its √ would be 0 or NaN.
   for (long long j = 0; j < q; ++j) {
     const double v = cov[j * q + j];
-    if (!(v > 0 && std::isfinite(v)))
-      throw Error(Errc::numerical_error,
-                  fmt::format("the estimated variance of coefficient {} is {:.3g}, not positive and finite: the score "
-                              "variance K is {} in that coefficient's direction J^-1 e_{} (an imported K that is not "
-                              "a sum of w psi^2 x x^T, or residuals that are all 0)",
-                              j, v, v < 0 ? "not positive semi-definite" : v == 0 ? "singular" : "too large (the product overflows)", j));
+    if (v > 0 && std::isfinite(v)) continue;
+    const char* why = v < 0 ? "not positive semi-definite" : v == 0 ? "singular" : "too large (the product overflows)";
+    throw Error(Errc::numerical_error,
+                fmt::format("the estimated variance of coefficient {} is {:.3g}, not positive and finite: the score "
+                            "variance K is {} in that coefficient's direction J^-1 e_{} (an imported K that is not a "
+                            "sum of w psi^2 x x^T, or residuals that are all 0)",
+                            j, v, why, j));
   }
   for (long long e = 0; e < q * q; ++e)
     if (!std::isfinite(cov[e]))

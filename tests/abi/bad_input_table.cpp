@@ -530,25 +530,30 @@ std::vector<Row> rows() {
       set_state_row("set_state: a negative diagonal entry of score_variance (K(2,2) = -1)", [](rh::State& s) {
         s.score_variance[2 * 4 + 2] = -1;
       }),
-      imported_row("standard_errors after importing K = 0", [](rh::State& s) {
-        std::fill(s.score_variance.begin(), s.score_variance.end(), 0.0);
-      }, [](rh::Regressor& r, Input&) { r.standard_errors(); },
-      [](rh_model* m, Input& i) { return rh_model_standard_errors(m, i.out.data(), kRows); }),
-      imported_row("confidence_intervals after importing J = I and K = diag(1, 1, 0, 1) (singular)", [](rh::State& s) {
-        s.information = diagonal({1, 1, 1, 1});
-        s.score_variance = diagonal({1, 1, 0, 1});
-      }, [](rh::Regressor& r, Input&) { r.confidence_intervals(0.95); },
-      [](rh_model* m, Input& i) {
-        return rh_model_confidence_intervals(m, 0.95, i.out.data(), i.out.data() + 8, 8);
-      }),
-      imported_row("covariance after importing J = [2 1; 1 1] + I and K = [1 3; 3 1] + I (not positive "
-                   "semi-definite)", [](rh::State& s) {
-        s.information = diagonal({2, 1, 1, 1});
-        s.information[1] = s.information[4] = 1;
-        s.score_variance = diagonal({1, 1, 1, 1});
-        s.score_variance[1] = s.score_variance[4] = 3;
-      }, [](rh::Regressor& r, Input&) { r.covariance(); },
-      [](rh_model* m, Input& i) { return rh_model_covariance(m, i.out.data(), 16); }),
+      imported_row(
+          "standard_errors after importing K = 0",
+          [](rh::State& s) { std::fill(s.score_variance.begin(), s.score_variance.end(), 0.0); },
+          [](rh::Regressor& r, Input&) { r.standard_errors(); },
+          [](rh_model* m, Input& i) { return rh_model_standard_errors(m, i.out.data(), kRows); }),
+      imported_row("confidence_intervals after importing J = I and K = diag(1, 1, 0, 1) (singular)",
+                   [](rh::State& s) {
+                     s.information = diagonal({1, 1, 1, 1});
+                     s.score_variance = diagonal({1, 1, 0, 1});
+                   },
+                   [](rh::Regressor& r, Input&) { r.confidence_intervals(0.95); },
+                   [](rh_model* m, Input& i) {
+                     return rh_model_confidence_intervals(m, 0.95, i.out.data(), i.out.data() + 8, 8);
+                   }),
+      imported_row(
+          "covariance after importing J = [2 1; 1 1] + I and K = [1 3; 3 1] + I (not positive semi-definite)",
+          [](rh::State& s) {  // Cov(0,0) = (1, -1) K (1, -1)ᵀ = -4
+            s.information = diagonal({2, 1, 1, 1});
+            s.information[1] = s.information[4] = 1;
+            s.score_variance = diagonal({1, 1, 1, 1});
+            s.score_variance[1] = s.score_variance[4] = 3;
+          },
+          [](rh::Regressor& r, Input&) { r.covariance(); },
+          [](rh_model* m, Input& i) { return rh_model_covariance(m, i.out.data(), 16); }),
       load_row("load: one byte of the state changed (checksum)", RH_CORRUPT_DATA,
                [] { return spoiled(other_checkpoint(), 150, 0x42); }),
       load_row("load: the last byte cut off", RH_CORRUPT_DATA, [] {
@@ -742,8 +747,8 @@ TEST_CASE("the bad-input table: both APIs, exact statuses and messages, models u
           "```sh\nRH_BAD_INPUT_WRITE=1 RH_BAD_INPUT_DOC=docs/bad-input.md build/cpu/tests/abi/rh_bad_input_table\n```\n\n"
           "\"Fitted\" rows start from a model of 3 features fitted on two batches (q = 4 coefficients; created with "
           "`inference` on for the rows on K and inference); a row \"after importing\" a state first imports that "
-          "model's own state changed as it says, into both models, and they are compared from there; file rows run in "
-          "a folder with "
+          "model's own state changed as it says, into both models, and they are compared from there; file rows run "
+          "in a folder with "
           "`folder.rhckpt` (a directory), `fifo.rhckpt` (a FIFO), `link.rhckpt` (a symbolic link) and "
           "`lying.rhckpt` (a checkpoint of p = 3 whose header declares 1 GiB, in a 1 GiB sparse file). Status names "
           "are `rh.h`'s; the codes are in [abi.md](abi.md#statuses-and-error-messages).\n\n"
