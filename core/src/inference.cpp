@@ -59,7 +59,7 @@ std::string score_variance_defect(const std::vector<double>& k, long long q) {
   for (long long i = 0; i < q; ++i)
     for (long long j = i + 1; j < q; ++j)
       if (std::fabs(k[i * q + j] - k[j * q + i]) > tolerance)
-        return fmt::format("score_variance is not symmetric: K({0},{1}) is {2:.6g} but K({1},{0}) is {3:.6g}, a "
+        return fmt::format("score_variance is not symmetric: K({0},{1}) is {2} but K({1},{0}) is {3}, a "
                            "difference above rounding (q*eps*max_j K(j,j) = {4:.3g})",
                            i, j, k[i * q + j], k[j * q + i], tolerance);
   return {};
