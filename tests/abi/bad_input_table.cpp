@@ -520,40 +520,6 @@ std::vector<Row> rows() {
           cpp_set_state([](rh::State& s) { s.weight_sum = 0; }), c_set_state([](rh::State& s) { s.weight_sum = 0; })},
       Row{"set_state: nothing seen (n_samples_seen 0) but fitted coefficients", RH_INVALID_STATE, Start::fitted,
           cpp_set_state(empty_with_content), c_set_state(empty_with_content)},
-      set_state_row("set_state: a NaN in score_variance", [](rh::State& s) { s.score_variance[5] = kNaN; }),
-      set_state_row("set_state: score_variance_batches 3 for 2 batches", [](rh::State& s) {
-        s.score_variance_batches = 3;
-      }),
-      set_state_row("set_state: score_variance not symmetric (K(0,1) + 1)", [](rh::State& s) {
-        s.score_variance[1] += 1;
-      }),
-      set_state_row("set_state: a negative diagonal entry of score_variance (K(2,2) = -1)", [](rh::State& s) {
-        s.score_variance[2 * 4 + 2] = -1;
-      }),
-      imported_row(
-          "standard_errors after importing K = 0",
-          [](rh::State& s) { std::fill(s.score_variance.begin(), s.score_variance.end(), 0.0); },
-          [](rh::Regressor& r, Input&) { r.standard_errors(); },
-          [](rh_model* m, Input& i) { return rh_model_standard_errors(m, i.out.data(), kRows); }),
-      imported_row("confidence_intervals after importing J = I and K = diag(1, 1, 0, 1) (singular)",
-                   [](rh::State& s) {
-                     s.information = diagonal({1, 1, 1, 1});
-                     s.score_variance = diagonal({1, 1, 0, 1});
-                   },
-                   [](rh::Regressor& r, Input&) { r.confidence_intervals(0.95); },
-                   [](rh_model* m, Input& i) {
-                     return rh_model_confidence_intervals(m, 0.95, i.out.data(), i.out.data() + 8, 8);
-                   }),
-      imported_row(
-          "covariance after importing J = [2 1; 1 1] + I and K = [1 3; 3 1] + I (not positive semi-definite)",
-          [](rh::State& s) {  // Cov(0,0) = (1, -1) K (1, -1)ᵀ = -4
-            s.information = diagonal({2, 1, 1, 1});
-            s.information[1] = s.information[4] = 1;
-            s.score_variance = diagonal({1, 1, 1, 1});
-            s.score_variance[1] = s.score_variance[4] = 3;
-          },
-          [](rh::Regressor& r, Input&) { r.covariance(); },
-          [](rh_model* m, Input& i) { return rh_model_covariance(m, i.out.data(), 16); }),
       load_row("load: one byte of the state changed (checksum)", RH_CORRUPT_DATA,
                [] { return spoiled(other_checkpoint(), 150, 0x42); }),
       load_row("load: the last byte cut off", RH_CORRUPT_DATA, [] {
@@ -593,6 +559,41 @@ std::vector<Row> rows() {
             }
           },
           nullptr},
+      // Appended, not beside the set_state rows: other tests cite rows by number (abi/python/tests/test_errors.py).
+      set_state_row("set_state: a NaN in score_variance", [](rh::State& s) { s.score_variance[5] = kNaN; }),
+      set_state_row("set_state: score_variance_batches 3 for 2 batches", [](rh::State& s) {
+        s.score_variance_batches = 3;
+      }),
+      set_state_row("set_state: score_variance not symmetric (K(0,1) + 1)", [](rh::State& s) {
+        s.score_variance[1] += 1;
+      }),
+      set_state_row("set_state: a negative diagonal entry of score_variance (K(2,2) = -1)", [](rh::State& s) {
+        s.score_variance[2 * 4 + 2] = -1;
+      }),
+      imported_row(
+          "standard_errors after importing K = 0",
+          [](rh::State& s) { std::fill(s.score_variance.begin(), s.score_variance.end(), 0.0); },
+          [](rh::Regressor& r, Input&) { r.standard_errors(); },
+          [](rh_model* m, Input& i) { return rh_model_standard_errors(m, i.out.data(), kRows); }),
+      imported_row("confidence_intervals after importing J = I and K = diag(1, 1, 0, 1) (singular)",
+                   [](rh::State& s) {
+                     s.information = diagonal({1, 1, 1, 1});
+                     s.score_variance = diagonal({1, 1, 0, 1});
+                   },
+                   [](rh::Regressor& r, Input&) { r.confidence_intervals(0.95); },
+                   [](rh_model* m, Input& i) {
+                     return rh_model_confidence_intervals(m, 0.95, i.out.data(), i.out.data() + 8, 8);
+                   }),
+      imported_row(
+          "covariance after importing J = [2 1; 1 1] + I and K = [1 3; 3 1] + I (not positive semi-definite)",
+          [](rh::State& s) {  // Cov(0,0) = (1, -1) K (1, -1)ᵀ = -4
+            s.information = diagonal({2, 1, 1, 1});
+            s.information[1] = s.information[4] = 1;
+            s.score_variance = diagonal({1, 1, 1, 1});
+            s.score_variance[1] = s.score_variance[4] = 3;
+          },
+          [](rh::Regressor& r, Input&) { r.covariance(); },
+          [](rh_model* m, Input& i) { return rh_model_covariance(m, i.out.data(), 16); }),
   };
 }
 
