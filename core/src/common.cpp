@@ -5,6 +5,7 @@
 #include <utility>
 #include <fmt/format.h>
 
+#include "inference.hpp"  // score_variance_defect
 #include "rh/config.hpp"
 #include "rh/detail/engine_base.hpp"  // max_state_count
 #include "rh/detail/penalties.hpp"
@@ -179,6 +180,11 @@ void validate_state(const State& st) {
     if (content)
       bad(fmt::format("an empty state (n_samples_seen = 0) must have zero {}and previous_lambda", names));
   }
+  // A made-up K would give standard errors of 0 or NaN (docs/method.md §12 says what a valid one is).
+  if (!st.score_variance.empty())
+    if (const std::string defect = detail::score_variance_defect(st.score_variance, static_cast<long long>(q));
+        !defect.empty())
+      bad(defect);
 }
 
 State complete_state(const State& st) {

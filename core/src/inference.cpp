@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
+#include <string>
 
 #include "rh/error.hpp"
 
@@ -11,12 +12,17 @@ namespace rh::detail {
 
 namespace {
 
-// J = L Lᵀ in place (lower triangle of `a`, row-major q×q); throws when a pivot is not clearly positive: below
-// q·ε times the largest diagonal entry, J is singular to working precision (a coefficient is not identified).
-void cholesky(std::vector<double>& a, long long q) {
+double largest_diagonal(const std::vector<double>& a, long long q) {
   double largest = 0.0;
   for (long long j = 0; j < q; ++j) largest = std::fmax(largest, std::fabs(a[j * q + j]));
-  const double floor = static_cast<double>(q) * std::numeric_limits<double>::epsilon() * largest;
+  return largest;
+}
+
+// J = L Lᵀ in place (lower triangle of `a`, row-major q×q); throws when a pivot is not clearly positive: below
+// rounding_level, J is singular to working precision (a coefficient is not identified).
+void cholesky(std::vector<double>& a, long long q) {
+  const double largest = largest_diagonal(a, q);
+  const double floor = rounding_level(a, q);
   for (long long j = 0; j < q; ++j) {
     double d = a[j * q + j];
     for (long long k = 0; k < j; ++k) d -= a[j * q + k] * a[j * q + k];
@@ -37,6 +43,27 @@ void cholesky(std::vector<double>& a, long long q) {
 }
 
 }  // namespace
+
+double rounding_level(const std::vector<double>& a, long long q) {
+  return static_cast<double>(q) * std::numeric_limits<double>::epsilon() * largest_diagonal(a, q);
+}
+
+std::string score_variance_defect(const std::vector<double>& k, long long q) {
+  // Each K(j,j) is a sum of w ψ² x_j² ≥ 0; its two triangles are the same sums, so they differ by rounding at most.
+  for (long long j = 0; j < q; ++j)
+    if (k[j * q + j] < 0)
+      return fmt::format("score_variance: K({0},{0}) is {1:.6g}, but K's diagonal entries are sums of squares "
+                         "(w psi^2 x_j^2)",
+                         j, k[j * q + j]);
+  const double tolerance = rounding_level(k, q);
+  for (long long i = 0; i < q; ++i)
+    for (long long j = i + 1; j < q; ++j)
+      if (std::fabs(k[i * q + j] - k[j * q + i]) > tolerance)
+        return fmt::format("score_variance is not symmetric: K({0},{1}) is {2} but K({1},{0}) is {3}, a "
+                           "difference above rounding (q*eps*max_j K(j,j) = {4:.3g})",
+                           i, j, k[i * q + j], k[j * q + i], tolerance);
+  return {};
+}
 
 std::vector<double> sandwich_covariance(const State& st) {
   const long long q = static_cast<long long>(st.coefficients.size());
@@ -73,6 +100,22 @@ std::vector<double> sandwich_covariance(const State& st) {
     }
   for (long long i = 0; i < q; ++i)
     for (long long j = i + 1; j < q; ++j) cov[i * q + j] = cov[j * q + i] = 0.5 * (cov[i * q + j] + cov[j * q + i]);
+  // A K summed from data with J positive definite gives variances > 0 (unless every residual is 0); an imported K
+  // may be singular or indefinite in a coefficient's direction J⁻¹e_j, and its √ would be 0 or NaN.
+  for (long long j = 0; j < q; ++j) {
+    const double v = cov[j * q + j];
+    if (v > 0 && std::isfinite(v)) continue;
+    const char* why = v < 0 ? "not positive semi-definite" : v == 0 ? "singular" : "too large (the product overflows)";
+    throw Error(Errc::numerical_error,
+                fmt::format("the estimated variance of coefficient {} is {:.3g}, not positive and finite: the score "
+                            "variance K is {} in that coefficient's direction J^-1 e_{} (an imported K that is not a "
+                            "sum of w psi^2 x x^T, or residuals that are all 0)",
+                            j, v, why, j));
+  }
+  for (long long e = 0; e < q * q; ++e)
+    if (!std::isfinite(cov[e]))
+      throw Error(Errc::numerical_error, fmt::format("the covariance of coefficients {} and {} overflows ({})", e / q,
+                                                     e % q, cov[e]));
   return cov;
 }
 

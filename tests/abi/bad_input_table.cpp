@@ -64,19 +64,77 @@ struct Input {
   Input() { batch_storage.b = make_batch(data, RH_DTYPE_F64, arrays); }
 };
 
-// The models a row is tried on: fitted (the usual case) or fresh, in both APIs, from the same data.
-enum class Start { fitted, fresh, none };
+// The models a row is tried on: fitted (the usual case; with inference on, or not) or fresh, in both APIs, from the
+// same data.
+enum class Start { fitted, inference, fresh, none };
+
+rh::Config cpp_config(Start start) {
+  rh::Config config;
+  config.inference = start == Start::inference;
+  return config;
+}
+
+rh_config c_config(Start start) {
+  rh_config config = make_config();
+  config.inference = start == Start::inference;
+  return config;
+}
+
+// The state of `m` (both arrays of K included) as the C++ API holds it.
+rh::State c_state(rh_model* m) {
+  const Snapshot s = snapshot(m);
+  rh::State st;
+  st.n_features = s.scalars.n_features;
+  st.fit_intercept = s.scalars.fit_intercept != 0;
+  st.coefficients = s.coefficients;
+  st.information = s.information;
+  st.score_variance = s.score_variance;
+  st.n_samples_seen = s.scalars.n_samples_seen;
+  st.batch_count = s.scalars.batch_count;
+  st.previous_lambda = s.scalars.previous_lambda;
+  st.weight_sum = s.scalars.weight_sum;
+  st.score_variance_batches = s.scalars.score_variance_batches;
+  return st;
+}
+
+rh_status c_set(rh_model* m, rh::State& st) {
+  rh_state c;
+  RH_STRUCT_INIT(&c);
+  c.n_features = st.n_features;
+  c.fit_intercept = st.fit_intercept;
+  c.coefficients = st.coefficients.data();
+  c.information = st.information.data();
+  c.score_variance = st.score_variance.data();
+  c.coefficients_length = static_cast<std::int64_t>(st.coefficients.size());
+  c.information_length = static_cast<std::int64_t>(st.information.size());
+  c.score_variance_length = static_cast<std::int64_t>(st.score_variance.size());
+  c.n_samples_seen = st.n_samples_seen;
+  c.batch_count = st.batch_count;
+  c.previous_lambda = st.previous_lambda;
+  c.weight_sum = st.weight_sum;
+  c.score_variance_batches = st.score_variance_batches;
+  return rh_model_set_state(m, &c);
+}
 
 struct Models {
   rh::Regressor cpp;
   Model c;
-  explicit Models(Start start) : cpp(cpp_space(), rh::Dtype::f64) {
-    if (start != Start::fitted) return;
+  // `imported` (when given) spoils the fitted state, which both models then import: the row starts from it.
+  Models(Start start, const std::function<void(rh::State&)>& imported)
+      : cpp(cpp_space(), rh::Dtype::f64, cpp_config(start)), c(c_config(start)) {
+    if (start != Start::fitted && start != Start::inference) return;
     for (std::uint64_t seed : {1, 2}) {
       const Data d = make_data(kRows, kCols, seed);
       cpp.partial_fit(rh::host_batch(d.x.data(), d.y.data(), kRows, kCols));
       partial_fit(c, d, RH_DTYPE_F64);
     }
+    if (!imported) return;
+    rh::State st = cpp.state();
+    imported(st);
+    cpp.set_state(st);
+    st = c_state(c);
+    imported(st);
+    REQUIRE_MESSAGE(c_set(c, st) == RH_SUCCESS, rh_last_error());
   }
 };
 
@@ -92,6 +150,8 @@ struct Row {
   bool fails_operator_new = false;
   // Undoes a process-wide setting the C call made, once its message was read (a C call would clear it).
   std::function<void()> after_c = nullptr;
+  // Spoils the fitted state that both models import before the row (and before their fingerprints).
+  std::function<void(rh::State&)> imported = nullptr;
 };
 
 // The checkpoint of another model (fitted on other data), as bytes and as a file.
@@ -129,29 +189,9 @@ std::function<void(rh::Regressor&, Input&)> cpp_set_state(const std::function<vo
 
 std::function<rh_status(rh_model*, Input&)> c_set_state(const std::function<void(rh::State&)>& spoil) {
   return [spoil](rh_model* m, Input&) {
-    const Snapshot s = snapshot(m);
-    rh::State st;
-    st.n_features = s.scalars.n_features;
-    st.fit_intercept = s.scalars.fit_intercept != 0;
-    st.coefficients = s.coefficients;
-    st.information = s.information;
-    st.n_samples_seen = s.scalars.n_samples_seen;
-    st.batch_count = s.scalars.batch_count;
-    st.previous_lambda = s.scalars.previous_lambda;
-    st.weight_sum = s.scalars.weight_sum;
+    rh::State st = c_state(m);
     spoil(st);
-    rh_state c = s.scalars;
-    c.n_features = st.n_features;
-    c.fit_intercept = st.fit_intercept;
-    c.coefficients = st.coefficients.data();
-    c.information = st.information.data();
-    c.coefficients_length = static_cast<std::int64_t>(st.coefficients.size());
-    c.information_length = static_cast<std::int64_t>(st.information.size());
-    c.n_samples_seen = st.n_samples_seen;
-    c.batch_count = st.batch_count;
-    c.previous_lambda = st.previous_lambda;
-    c.weight_sum = st.weight_sum;
-    return rh_model_set_state(m, &c);
+    return c_set(m, st);
   };
 }
 
@@ -309,6 +349,27 @@ std::vector<std::uint8_t> spoiled(std::vector<std::uint8_t> bytes, std::size_t o
   return bytes;
 }
 
+// A row that imports the state of a model fitted with inference, spoiled by `spoil`, in both APIs.
+Row set_state_row(const std::string& input, const std::function<void(rh::State&)>& spoil) {
+  return Row{input, RH_INVALID_STATE, Start::inference, cpp_set_state(spoil), c_set_state(spoil)};
+}
+
+// An inference call (`cpp`, `c`) on a model fitted with inference that imported its own state, spoiled by `spoil`.
+Row imported_row(const std::string& input, const std::function<void(rh::State&)>& spoil,
+                 const std::function<void(rh::Regressor&, Input&)>& cpp,
+                 const std::function<rh_status(rh_model*, Input&)>& c) {
+  Row row{input, RH_NUMERICAL_ERROR, Start::inference, cpp, c};
+  row.imported = spoil;
+  return row;
+}
+
+// A q×q row-major diagonal matrix.
+std::vector<double> diagonal(const std::vector<double>& d) {
+  std::vector<double> m(d.size() * d.size(), 0.0);
+  for (std::size_t j = 0; j < d.size(); ++j) m[j * d.size() + j] = d[j];
+  return m;
+}
+
 std::vector<Row> rows() {
   constexpr std::int64_t huge = std::int64_t{1} << 62;
   return {
@@ -444,6 +505,7 @@ std::vector<Row> rows() {
             s.fit_intercept = false;
             s.coefficients.pop_back();
             s.information.resize(9);
+            s.score_variance.resize(9);
           })},
       Row{"set_state: n_features 2^63-1 (q would overflow)", RH_INVALID_STATE, Start::fitted,
           cpp_set_state([](rh::State& s) { s.n_features = std::numeric_limits<std::int64_t>::max(); }),
@@ -497,6 +559,41 @@ std::vector<Row> rows() {
             }
           },
           nullptr},
+      // Appended, not beside the set_state rows: other tests cite rows by number (abi/python/tests/test_errors.py).
+      set_state_row("set_state: a NaN in score_variance", [](rh::State& s) { s.score_variance[5] = kNaN; }),
+      set_state_row("set_state: score_variance_batches 3 for 2 batches", [](rh::State& s) {
+        s.score_variance_batches = 3;
+      }),
+      set_state_row("set_state: score_variance not symmetric (K(0,1) + 1)", [](rh::State& s) {
+        s.score_variance[1] += 1;
+      }),
+      set_state_row("set_state: a negative diagonal entry of score_variance (K(2,2) = -1)", [](rh::State& s) {
+        s.score_variance[2 * 4 + 2] = -1;
+      }),
+      imported_row(
+          "standard_errors after importing K = 0",
+          [](rh::State& s) { std::fill(s.score_variance.begin(), s.score_variance.end(), 0.0); },
+          [](rh::Regressor& r, Input&) { r.standard_errors(); },
+          [](rh_model* m, Input& i) { return rh_model_standard_errors(m, i.out.data(), kRows); }),
+      imported_row("confidence_intervals after importing J = I and K = diag(1, 1, 0, 1) (singular)",
+                   [](rh::State& s) {
+                     s.information = diagonal({1, 1, 1, 1});
+                     s.score_variance = diagonal({1, 1, 0, 1});
+                   },
+                   [](rh::Regressor& r, Input&) { r.confidence_intervals(0.95); },
+                   [](rh_model* m, Input& i) {
+                     return rh_model_confidence_intervals(m, 0.95, i.out.data(), i.out.data() + 8, 8);
+                   }),
+      imported_row(
+          "covariance after importing J = [2 1; 1 1] + I and K = [1 3; 3 1] + I (not positive semi-definite)",
+          [](rh::State& s) {  // Cov(0,0) = (1, -1) K (1, -1)ᵀ = -4
+            s.information = diagonal({2, 1, 1, 1});
+            s.information[1] = s.information[4] = 1;
+            s.score_variance = diagonal({1, 1, 1, 1});
+            s.score_variance[1] = s.score_variance[4] = 3;
+          },
+          [](rh::Regressor& r, Input&) { r.covariance(); },
+          [](rh_model* m, Input& i) { return rh_model_covariance(m, i.out.data(), 16); }),
   };
 }
 
@@ -575,7 +672,8 @@ const char* status_symbol(rh_status s) {
 
 const char* afterwards(Start start) {
   switch (start) {
-    case Start::fitted: return "unchanged, bit for bit";
+    case Start::fitted:
+    case Start::inference: return "unchanged, bit for bit";
     case Start::fresh: return "unchanged: still not fitted";
     case Start::none: return "no model is created";
   }
@@ -607,7 +705,7 @@ TEST_CASE("the bad-input table: both APIs, exact statuses and messages, models u
       table << text.substr(at, text.find('\n', at) + 1 - at);
       continue;
     }
-    Models fitted(row.start);
+    Models fitted(row.start, row.imported);
     const std::string cpp_before = cpp_fingerprint(fitted.cpp);
     const Snapshot c_before = snapshot(fitted.c);
     std::optional<CppOutcome> cpp;
@@ -648,7 +746,10 @@ TEST_CASE("the bad-input table: both APIs, exact statuses and messages, models u
           "both models are bit for bit what they were before (state, configuration, diagnostics). The test fails "
           "when this page differs from what it generates; to regenerate it after a deliberate change:\n\n"
           "```sh\nRH_BAD_INPUT_WRITE=1 RH_BAD_INPUT_DOC=docs/bad-input.md build/cpu/tests/abi/rh_bad_input_table\n```\n\n"
-          "\"Fitted\" rows start from a model of 3 features fitted on two batches; file rows run in a folder with "
+          "\"Fitted\" rows start from a model of 3 features fitted on two batches (q = 4 coefficients; created with "
+          "`inference` on for the rows on K and inference); a row \"after importing\" a state first imports that "
+          "model's own state changed as it says, into both models, and they are compared from there; file rows run "
+          "in a folder with "
           "`folder.rhckpt` (a directory), `fifo.rhckpt` (a FIFO), `link.rhckpt` (a symbolic link) and "
           "`lying.rhckpt` (a checkpoint of p = 3 whose header declares 1 GiB, in a 1 GiB sparse file). Status names "
           "are `rh.h`'s; the codes are in [abi.md](abi.md#statuses-and-error-messages).\n\n"

@@ -2,8 +2,10 @@
 // K against a sequential reference, the covariance and what follows from it, the errors that say why inference is
 // unavailable, and a small Monte-Carlo coverage study (the full one is tools/inference/study, docs/inference.md).
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <tuple>
@@ -253,6 +255,43 @@ TEST_CASE("a singular J is a numerical_error that names the coefficient") {
   const auto [code, message] = failure_of([&] { model.covariance(); });
   CHECK(code == rh::Errc::numerical_error);
   CHECK(message.find("not positive definite") != std::string::npos);
+}
+
+// docs/method.md §12, "An imported K": symmetric within q·ε·max K(j,j) (the last ulp step inside is taken, the next
+// refused) and a non-negative diagonal; a model's own K is exactly symmetric.
+TEST_CASE("an imported K: symmetric within rounding, with a non-negative diagonal") {
+  const Stream s = make_stream(3, {200, 150}, 21);
+  rh::Regressor model(space_under_test(), rh::Dtype::f64, inference_config());
+  stream_through<double>(model, s);
+  const rh::State own = model.state();
+  const long long q = 4;
+  double largest = 0;
+  for (long long j = 0; j < q; ++j) {
+    largest = std::max(largest, own.score_variance[j * q + j]);
+    for (long long k = 0; k < q; ++k) CHECK(own.score_variance[j * q + k] == own.score_variance[k * q + j]);
+  }
+  const double tolerance = q * std::numeric_limits<double>::epsilon() * largest;
+  rh::State inside = own;
+  double& k01 = inside.score_variance[1];
+  const double k10 = inside.score_variance[q];
+  while (std::nextafter(k01, INFINITY) - k10 <= tolerance) k01 = std::nextafter(k01, INFINITY);
+  REQUIRE(k01 != k10);
+  model.set_state(inside);
+  CHECK(same_bits(model.state().score_variance, inside.score_variance));
+  for (double se : model.standard_errors()) CHECK((se > 0 && std::isfinite(se)));
+
+  rh::State outside = inside;
+  outside.score_variance[1] = std::nextafter(k01, INFINITY);
+  auto [code, message] = failure_of([&] { model.set_state(outside); });
+  CHECK(code == rh::Errc::invalid_state);
+  CHECK(message.find("score_variance is not symmetric: K(0,1)") != std::string::npos);
+  CHECK(same_bits(model.state().score_variance, inside.score_variance));
+
+  rh::State negative = own;
+  negative.score_variance[q + 1] = -std::numeric_limits<double>::denorm_min();
+  std::tie(code, message) = failure_of([&] { model.set_state(negative); });
+  CHECK(code == rh::Errc::invalid_state);
+  CHECK(message.find("K(1,1) is -4.94066e-324") != std::string::npos);
 }
 
 TEST_CASE("fit() and reset() start K over") {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/same_state.hpp"
 #include "rh/checkpoint.hpp"
 #include "rh/error.hpp"
 
@@ -16,18 +17,8 @@ namespace rh_fuzz {
   std::abort();
 }
 
-inline bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
-}
-
-// Equal as stored: a state's values compared by their bit patterns (NaN and the sign of zero included).
-inline bool same_state(const rh::State& a, const rh::State& b) {
-  return a.n_features == b.n_features && a.fit_intercept == b.fit_intercept &&
-         same_bits(a.coefficients, b.coefficients) && same_bits(a.information, b.information) &&
-         a.n_samples_seen == b.n_samples_seen && a.batch_count == b.batch_count &&
-         std::memcmp(&a.previous_lambda, &b.previous_lambda, sizeof(double)) == 0 &&
-         std::memcmp(&a.weight_sum, &b.weight_sum, sizeof(double)) == 0;
-}
+// Equal as stored: every field of the state list by its bits (NaN and the sign of zero included; K too).
+using rh::test::same_state;
 
 // The outcome of decoding: the checkpoint and its canonical bytes, or the error code.
 struct Decoded {

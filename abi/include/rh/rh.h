@@ -166,7 +166,8 @@ typedef struct rh_diagnostics {
  *   elements) are in the *_length fields; on success the lengths are set to q, q*q and q*q. score_variance is
  *   optional: left NULL, K is not written (code written for ABI 1.0 keeps working when recompiled).
  * rh_model_set_state: the *_length fields are the number of values given and must be q, q*q and q*q, except that
- *   score_variance may be NULL with length 0: the state then has no K (zeros; score_variance_batches must be 0). */
+ *   score_variance may be NULL with length 0: the state then has no K (zeros; score_variance_batches must be 0).
+ *   A given K must have a non-negative diagonal and be symmetric within rounding (docs/abi.md, "Inference"). */
 typedef struct rh_state {
   uint32_t abi_version;
   uint32_t struct_size;
@@ -266,7 +267,8 @@ RH_API rh_status rh_model_reset(rh_model* model) RH_NOEXCEPT;
  * it, intercept last. Each needs a fitted model created with config.inference = 1 and penalty none whose K holds
  * every batch; otherwise RH_UNAVAILABLE, and the message says which is missing (after a state without K or a
  * checkpoint of format 1: reset and fit the stream again, K cannot be rebuilt). RH_INVALID_STATE before any batch;
- * RH_NUMERICAL_ERROR when J is singular (a coefficient the data do not identify). The outputs hold `length` values:
+ * RH_NUMERICAL_ERROR when J is singular (a coefficient the data do not identify) or a coefficient's variance is not
+ * positive and finite (an imported K singular or indefinite in its direction). The outputs hold `length` values:
  * at least q (q*q for the covariance), q = the state's coefficients_length. */
 RH_API rh_status rh_model_covariance(const rh_model* model, double* out, int64_t length) RH_NOEXCEPT;
 RH_API rh_status rh_model_standard_errors(const rh_model* model, double* out, int64_t length) RH_NOEXCEPT;

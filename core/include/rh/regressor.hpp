@@ -135,7 +135,8 @@ class Regressor {
   // Inference (docs/method.md §12), intercept last like the coefficients. Needs Config::inference, penalty none
   // and a K that holds every batch; otherwise Errc::unavailable says which is missing (a state or checkpoint
   // without K, e.g. of checkpoint format 1: reset and refit, K cannot be rebuilt). Errc::invalid_state before any
-  // batch; Errc::numerical_error when J is singular (a coefficient the data do not identify).
+  // batch; Errc::numerical_error when J is singular (a coefficient the data do not identify) or a variance is not
+  // positive and finite (an imported K singular or indefinite in that coefficient's direction): never a se of 0 or NaN.
   std::vector<double> covariance() const;       // q×q row-major: J⁻¹ K J⁻¹
   std::vector<double> standard_errors() const;  // the square roots of its diagonal
   std::vector<double> z_statistics() const;     // β_j / se_j
@@ -164,8 +165,9 @@ class Regressor {
   std::optional<Diagnostics> diagnostics_;
 };
 
-// Checks a state's internal consistency (shapes, finiteness, counters); throws Errc::invalid_state. An array added
-// after checkpoint format 1 (score_variance) may be left empty: absent, it means zeros, held by no batch.
+// Checks a state's internal consistency (shapes, finiteness, counters, K symmetric within rounding with a
+// non-negative diagonal: docs/method.md §12); throws Errc::invalid_state. An array added after checkpoint format 1
+// (score_variance) may be left empty: absent, it means zeros, held by no batch.
 void validate_state(const State& state);
 // A copy of a valid state with every absent array filled with the zeros it means (what set_state installs and
 // encode_checkpoint writes).
