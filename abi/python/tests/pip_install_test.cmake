@@ -1,7 +1,7 @@
 # ctest python_pip_install: `pip install abi/python` in a fresh virtual environment against this build's installed
 # library (the CMAKE_PREFIX_PATH path: nothing is recompiled), then the package used from another folder with
 # RH_LIBRARY unset, so the library it loads is the copy inside the installed package. pip fetches scikit-build-core
-# from PyPI; NumPy and scikit-learn come from the system (--system-site-packages).
+# from PyPI unless the system has it; NumPy and scikit-learn come from the system (--system-site-packages).
 # With -DFROM_SOURCE=ON (ctest python_pip_build, label python-build: not in CI, it compiles the whole library) no
 # library is installed first, so pip builds it from the repository.
 # -D: BUILD_DIR, WORK_DIR, SOURCE_DIR (abi/python), PYTHON, Kokkos_DIR, [FROM_SOURCE]
@@ -21,7 +21,15 @@ endif()
 run(${PYTHON} -m venv --system-site-packages ${WORK_DIR}/venv)
 set(ENV{Kokkos_DIR} ${Kokkos_DIR})
 unset(ENV{RH_LIBRARY})
-run(${WORK_DIR}/venv/bin/python -m pip install --quiet --disable-pip-version-check ${SOURCE_DIR})
+# Where the system already has scikit-build-core (a machine with its dependencies and no network), pip builds
+# without fetching it.
+execute_process(COMMAND ${WORK_DIR}/venv/bin/python -c "import scikit_build_core" RESULT_VARIABLE no_backend
+                OUTPUT_QUIET ERROR_QUIET)
+set(isolation "")
+if(no_backend EQUAL 0)
+  set(isolation --no-build-isolation)
+endif()
+run(${WORK_DIR}/venv/bin/python -m pip install --quiet --disable-pip-version-check ${isolation} ${SOURCE_DIR})
 file(WRITE ${WORK_DIR}/elsewhere/use.py [=[
 import os, sys
 import numpy as np
