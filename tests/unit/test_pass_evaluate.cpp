@@ -39,13 +39,7 @@ TEST_CASE_TEMPLATE_DEFINE("evaluate gives the reference's sums and row weights f
         report.status = detail::solve_non_finite;
         report.method = detail::solve_by_lu;
         Kokkos::deep_copy(status, report);
-        detail::BatchScalars bs;
-        bs.n = pr.n;
-        bs.penalized = pr.intercept ? pr.q - 1 : pr.q;
-        bs.has_weights = !pr.w.empty();
-        bs.tau = pr.tau;
-        bs.h = pr.h;
-        bs.inv_n = 1.0 / static_cast<double>(pr.n);
+        detail::BatchScalars bs = scalars_of(pr);
         bs.historical = 0.3;
         const detail::EvaluationSums<Penalty> got = passes.evaluate(st.rows, st.chunks, bs, coef, status, scratch);
         const ref::Evaluation want =
