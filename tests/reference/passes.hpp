@@ -1,7 +1,7 @@
 // The sequential reference of every solver pass (rh/detail/passes.hpp): plain host loops over row-major double
 // arrays, summed in double in index order, written from docs/method.md without any of the library's code. The
 // tests run each space's pass and this reference on the same inputs and compare within a bound derived from the
-// pass's own rounding (tests/unit/test_passes.cpp). Like Ginkgo's reference executor: slow and obviously correct.
+// pass's own rounding (tests/unit/test_pass_*.cpp). Like Ginkgo's reference executor: slow and obviously correct.
 #pragma once
 #include <algorithm>
 #include <cmath>

@@ -129,7 +129,7 @@ TEST_CASE_TEMPLATE_DEFINE("the formulas agree between a kernel and a host call, 
 }
 TEST_CASE_TEMPLATE_APPLY(formulas_host, Targets);
 
-// The row dot products of the row passes (rh/detail/kernels.hpp row_dots): term j in lane j mod 8, each lane summed
+// The row dot products of the row passes (rh/detail/kernels/row_dots.hpp): term j in lane j mod 8, each lane summed
 // in order, the lanes combined as ((0+1)+(2+3))+((4+5)+(6+7)). Row-major views take the vector path where the
 // compiler has GNU vectors, other layouts the lane arrays; both must give these sums to the bit.
 template <class S>
@@ -195,8 +195,9 @@ TEST_CASE("row dot products: the vector path and the lane arrays give the lanes'
 }
 
 #if RH_ROW_BLOCKS
-// The row blocks of the host row passes (rh/detail/kernels.hpp RowBlock, and LineSearchSums::RowTerms on vectors):
-// W rows at once must give each row's sums, loss, score and curvature, and its line-search terms, to the bit.
+// The row blocks of the host row passes (RowBlock, rh/detail/kernels/host_simd/row_block.hpp, and
+// LineSearchSums::RowTerms on vectors): W rows at once must give each row's sums, loss, score and curvature, and
+// its line-search terms, to the bit.
 namespace {
 
 template <class S>

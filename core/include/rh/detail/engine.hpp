@@ -1,12 +1,13 @@
 // The engine of one execution space and dtype: the work views, the transaction (docs/method.md §11) and the
 // order of the passes (rh/detail/passes.hpp). The arithmetic is in the passes; the control flow of each solver is
-// in its penalty policy (rh/detail/penalties/), written against the named operations of Engine::Solve.
+// in its penalty policy (rh/detail/penalties/), written against the named operations of Engine::Solve; where a batch
+// runs (threads, stalls) and whether its memory fits is rh/detail/placement.hpp's.
 #pragma once
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
 #include <fmt/format.h>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -19,32 +20,11 @@
 #include "rh/detail/method.hpp"
 #include "rh/detail/passes.hpp"
 #include "rh/detail/penalties.hpp"
+#include "rh/detail/placement.hpp"
 #include "rh/detail/thread_choice.hpp"
 #include "rh/error.hpp"
-#include "rh/regressor.hpp"  // memory_limit
 
 namespace rh::detail {
-
-// The team of the calling thread on a host space (ThreadChoice::Team), shared by its engines of that space.
-template <class Traits>
-ThreadChoice::Team& team_of_this_thread() {
-  thread_local ThreadChoice::Team team;
-  return team;
-}
-// Finds the team's CPU clocks with one launch in which each thread gives its own.
-template <class Traits>
-void find_team(ThreadChoice::Team& team, const typename Traits::execution_space& space) {
-  const int n = std::max(1, space.concurrency());
-  std::vector<std::intptr_t> given(static_cast<std::size_t>(n));
-  std::vector<char> has(static_cast<std::size_t>(n), 0);
-  Kokkos::parallel_for("rh::team_clocks", Kokkos::RangePolicy<typename Traits::execution_space>(space, 0, n),
-                       [&](const int i) { has[i] = ThreadChoice::this_thread_clock(&given[i]) ? 1 : 0; });
-  space.fence();
-  for (int i = 0; i < n; ++i)
-    if (has[i] && std::find(team.clocks.begin(), team.clocks.end(), given[i]) == team.clocks.end())
-      team.clocks.push_back(given[i]);
-  team.found = true;
-}
 
 template <class Traits, class S>
 class Engine final : public EngineBase {
@@ -70,46 +50,31 @@ class Engine final : public EngineBase {
       : passes_(std::move(space), device_id), alone_(alone_instance(passes_), device_id), device_id_(device_id) {}
 
   // A batch runs on this space's instance, or, where the measurements say so, on the calling thread alone
-  // (rh/detail/thread_choice.hpp); both give the same bits.
+  // (rh/detail/placement.hpp); both give the same bits. A batch that the threads stalled is given up before its
+  // commit and runs again alone.
   Diagnostics update(const Batch& batch, const Config& config, bool from_empty) override {
     if constexpr (can_run_alone) {
-      ThreadChoice::Team& team = team_of_this_thread<Traits>();
-      if (!team.asked && !choice_.alone()) {  // the first batch of this calling thread on its threads
-        team.asked = true;
-        if (ThreadChoice::cores_taken(passes_.space().concurrency())) team.loaded_at = ThreadChoice::wall_now();
-      }
-      // A new engine starts alone while the machine's cores were lately found taken: a stall costs a batch's first
-      // launches (40–90 ms on the demo) before a checkpoint can see it.
-      if (team.loaded_lately(ThreadChoice::wall_now())) choice_.start_alone();
-      if (!team.found && !choice_.alone()) find_team<Traits>(team, passes_.space());  // once per calling thread
+      bool alone = placement_.starts_alone(passes_.space());
       ThreadChoice::Clock start = ThreadChoice::now();
-      bool alone = choice_.alone();
-      Diagnostics d;
+      std::optional<Diagnostics> d;
       if (!alone) {
-        try {
-          team_.begin(start, team.clocks);
-          StallWatch watch(*this);
-          d = update_on(passes_, batch, config, from_empty);
-        } catch (const ThreadsStalled&) {  // nothing was committed: the batch starts over alone
-          const ThreadChoice::Clock stop = ThreadChoice::now();
-          choice_.stalled(stop.wall - start.wall);
-          alone = true;
-          start = stop;
-        }
+        d = placement_.on_threads(start, [&] { return update_on(passes_, batch, config, from_empty); });
+        alone = !d;
       }
-      if (alone) d = update_on(alone_, batch, config, from_empty);
-      choice_.record(alone, start, alone ? ThreadChoice::now() : team_.now(),
-                     static_cast<double>(batch.x.rows) * static_cast<double>(d.iterations + 1));
-      d.calling_thread_only = alone;
-      return d;
+      if (alone) d = update_on(alone_, batch, config, from_empty);  // alone, nothing watches: always a result
+      placement_.record(alone, start, static_cast<double>(batch.x.rows) * static_cast<double>(d->iterations + 1));
+      d->calling_thread_only = alone;
+      return *d;
     } else {
-      return update_on(passes_, batch, config, from_empty);
+      return *update_on(passes_, batch, config, from_empty);
     }
   }
 
  private:
+  // The transaction of one batch on `run`'s passes: stage, solve, commit. Nothing, and nothing committed, when the
+  // threads stalled it (Placement::stalled).
   template <class Run>
-  Diagnostics update_on(const Run& run, const Batch& batch, const Config& config, bool from_empty) {
+  std::optional<Diagnostics> update_on(const Run& run, const Batch& batch, const Config& config, bool from_empty) {
     const long long p = batch.x.cols;
     const long long q = p + (config.fit_intercept ? 1 : 0);
     const long long n = batch.x.rows;
@@ -120,9 +85,9 @@ class Engine final : public EngineBase {
                                                       "largest count a state may hold",
                                                       committed_.scalars.n_samples_seen, n));
     calling_thread_section([&] { prepare_work(n, q); });
-    check_stall();  // (after the allocation; a calling thread's first batch also found its team's clocks)
+    if (placement_.stalled()) return {};  // (after the allocation; a calling thread's first batch found its clocks)
     const double batch_weight = stage_and_validate(run, batch);
-    check_stall();
+    if (placement_.stalled()) return {};
     const double previous_weight = empty ? 0.0 : committed_.scalars.weight_sum;
     const double cumulative = previous_weight + batch_weight;
     // N_b and 1/N_b scale every term of F_b: both must be finite (weights whose running sum overflows, or so small
@@ -162,6 +127,7 @@ class Engine final : public EngineBase {
       out.bandwidth = bs.h;
       return out;
     });
+    if (placement_.found_stalled()) return {};  // the solver stopped at a checkpoint: nothing to commit
 
     if (!std::isfinite(d.objective))
       throw Error(Errc::numerical_error,
@@ -229,7 +195,7 @@ class Engine final : public EngineBase {
   template <class F>
   void with_chosen(F&& f) {
     if constexpr (can_run_alone) {
-      if (choice_.chosen_alone()) return f(alone_);
+      if (placement_.chosen_alone()) return f(alone_);
     }
     f(passes_);
   }
@@ -290,7 +256,7 @@ class Engine final : public EngineBase {
   const SolveCounts& solve_counts() const { return solve_counts_; }
   // Where the next batch runs (rh/detail/thread_choice.hpp); only a space with a calling_thread space ever runs
   // alone.
-  ThreadChoice& thread_choice() { return choice_; }
+  ThreadChoice& thread_choice() { return placement_.choice(); }
 
  private:
   // The named operations a penalty's solver is written against: the passes, bound to this engine's work views
@@ -310,16 +276,20 @@ class Engine final : public EngineBase {
       e_.gram_state_ = GramState::stale;
       scratch().j_delta_valid = false;  // J is this batch's now
     }
+    // True once a checkpoint (evaluate, newton_system, line_search) found the batch's threads stalled: every
+    // operation is then a no-op, and the solver returns at once; the engine runs the batch again alone.
+    bool stopped() const { return e_.placement_.found_stalled(); }
     // F_b at the candidate; leaves the candidate's row weights for the next gram_gradient and, with `gradient`,
     // its data gradient for the next assemble(false).
     Evaluation<Penalty> evaluate(bool gradient = false) {
-      e_.check_stall();
+      if (e_.placement_.stalled()) return {};
       return evaluation_of(passes_.evaluate(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, scratch(),
                                             gradient ? &e_.partial_ : nullptr),
                            bs_);
     }
     // F_b at β itself (after a rejected candidate, so that the row weights are β's again).
     Evaluation<Penalty> evaluate_current() {
+      if (stopped()) return {};
       Kokkos::deep_copy(run_.space(), e_.coef_.cand, e_.coef_.cur);
       return evaluate();
     }
@@ -329,7 +299,7 @@ class Engine final : public EngineBase {
     // The Newton system at β: its Gram from every row (first iteration of a batch) or the last one plus the
     // curvature changes of the accepted step (the delta Gram), the data gradient, then H and g.
     void newton_system() {
-      e_.check_stall();
+      if (e_.placement_.stalled()) return;
       run_.gram_gradient(e_.rows_, e_.chunks_, true, e_.partial_, true,
                          e_.gram_state_ == GramState::stale ? nullptr : &e_.gram_rows_);
       e_.gram_state_ = GramState::current;
@@ -338,6 +308,7 @@ class Engine final : public EngineBase {
     // d = H⁻¹ g, by Cholesky first when the ridge makes H positive definite (docs/method.md §8); its report comes
     // back with the next line search.
     void factor_solve() {
+      if (stopped()) return;
       e_.calling_thread_section([&] {
         e_.calling_thread_passes().factor_solve(e_.hessian_, e_.coef_.grad, e_.factor_, e_.coef_.dir,
                                                 e_.solve_status_, bs_.ridge > 0);
@@ -345,13 +316,14 @@ class Engine final : public EngineBase {
       solve_pending_ = true;
     }
     void min_norm_direction() {
+      if (stopped()) return;
       e_.calling_thread_section(
           [&] { e_.calling_thread_passes().min_norm_solve(e_.hessian_, e_.coef_.grad, e_.coef_.dir); });
       ++e_.solve_counts_.min_norm;
     }
     // Every step β − t·d priced from one pass, the first acceptable one chosen and written to the candidate.
     LineSearch line_search() {
-      e_.check_stall();
+      if (e_.placement_.stalled()) return {};  // no step accepted
       const LineSearch ls =
           run_.line_search(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, e_.line_search_);
       if (solve_pending_) {  // the first line search after a factor_solve brings its report
@@ -363,6 +335,7 @@ class Engine final : public EngineBase {
     // F_b at β − t·d evaluated directly (a pass over X at the candidate, which it leaves in cand), for the
     // steps a line search leaves undecided; the row weights stay β's.
     Evaluation<Penalty> evaluate_step(int step) {
+      if (stopped()) return {};
       LineSearch ls;
       ls.step = step;
       run_.candidate(e_.coef_, e_.coef_.dir, static_cast<S>(ls.t()), S(0), bs_.penalized);
@@ -374,12 +347,14 @@ class Engine final : public EngineBase {
     // differs from a direct pass by rounding (on CUDA the two kernels reduce in different orders), which in float32
     // can exceed a tiny step's change and reject every step.
     Evaluation<Penalty> evaluate_unmoved() {
+      if (stopped()) return {};
       Kokkos::deep_copy(run_.space(), e_.coef_.cand, e_.coef_.cur);
       return evaluate_keeping_weights();
     }
     // β ← the accepted candidate β − t·d (in cand), with its row weights; the Gram now lags by this step's
     // curvature changes.
     void accept_step(int step) {
+      if (stopped()) return;
       LineSearch ls;
       ls.step = step;
       run_.accept_step(e_.rows_, e_.chunks_, bs_, ls, e_.gram_rows_);
@@ -388,6 +363,7 @@ class Engine final : public EngineBase {
     }
     // cand = S(β − step·g, threshold).
     void proximal_candidate(double step, double threshold) {
+      if (stopped()) return;
       run_.candidate(e_.coef_, e_.coef_.grad, static_cast<S>(step), static_cast<S>(threshold), bs_.penalized);
     }
     void accept() { std::swap(e_.coef_.cur, e_.coef_.cand); }
@@ -410,22 +386,6 @@ class Engine final : public EngineBase {
     bool solve_pending_ = false;  // a factor_solve whose report no evaluation has read yet
   };
 
-  // Bytes this engine holds for q coefficients and a row workspace of n rows, in double (it cannot overflow): the
-  // committed β and J, the q-vectors and q×q work matrices of prepare_work (K's too), the per-chunk partial sums (the squared-score Gram's too), and the
-  // design, y, w, s, c, r, u, Δc, the changed-row list (plus the caller's X as laid out, on a space with its own memory). Scratch of a few values
-  // per chunk or coefficient is left out.
-  static double footprint_bytes(double n, double q, double chunks) {
-    const double values = (1 + 5) * q + (1 + 6) * q * q + chunks * (2 * q * q + q) + n * q + host_gram_tile + 8 * n +
-                          (Traits::host ? 0.0 : n * q);
-    return values * sizeof(S);
-  }
-  static std::string human_bytes(double bytes) {
-    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    int u = 0;
-    for (; bytes >= 1024 && u < 6; ++u) bytes /= 1024;
-    return fmt::format("{:.1f} {}", bytes, units[u]);
-  }
-
   // What partial_ holds of the Gram at the current β (docs/method.md §4 and §7).
   enum class GramState {
     stale,    // nothing of this batch at β (the proximal solver forms no Gram)
@@ -444,33 +404,16 @@ class Engine final : public EngineBase {
     }
   }
 
-  // Checks that the views for n rows of q coefficients fit (docs/abi.md, "Limits") before anything is allocated:
-  // q·q within the index range, the model's memory within rh::memory_limit(), the growth within what the space
-  // has free (a device's free memory).
+  // Checks that the views for n rows of q coefficients fit (require_memory) before anything is allocated.
   void check_size(long long n, long long q) const {
-    const double qd = static_cast<double>(q);
-    if (qd * qd * static_cast<double>(Traits::max_chunks + 6) > 0x1p62)
-      throw Error(Errc::invalid_argument,
-                  fmt::format("a model of {} coefficients needs q×q = {:.3g} values per matrix, beyond the index "
-                              "range",
-                              q, qd * qd));
     const long long rows = std::max<long long>(n, static_cast<long long>(rows_.y.extent(0)));
-    const double need = footprint_bytes(static_cast<double>(rows), qd, static_cast<double>(passes_.chunks_for(rows, q).count));
-    const double held = q_ > 0 ? footprint_bytes(static_cast<double>(rows_.y.extent(0)), static_cast<double>(q_),
-                                                 static_cast<double>(partial_.extent(0)))
+    const double need = footprint_bytes<Traits, S>(static_cast<double>(rows), static_cast<double>(q),
+                                                   static_cast<double>(passes_.chunks_for(rows, q).count));
+    const double held = q_ > 0 ? footprint_bytes<Traits, S>(static_cast<double>(rows_.y.extent(0)),
+                                                            static_cast<double>(q_),
+                                                            static_cast<double>(partial_.extent(0)))
                                : 0.0;
-    const double limit = static_cast<double>(memory_limit());
-    if (need > limit)
-      throw Error(Errc::allocation_failed,
-                  fmt::format("{} coefficients and {} rows need about {} of memory, more than the memory limit of "
-                              "{} (rh::set_memory_limit / rh_set_memory_limit)",
-                              q, rows, human_bytes(need), human_bytes(limit)));
-    const double available = static_cast<double>(Traits::available_memory(device_id_));
-    if (need - held > available)
-      throw Error(Errc::allocation_failed,
-                  fmt::format("{} coefficients and {} rows need about {} more memory, but the {} space has only "
-                              "{} free",
-                              q, rows, human_bytes(need - held), space_name(Traits::id), human_bytes(available)));
+    require_memory<Traits>(q, rows, need, held, device_id_);
   }
 
   // Readies the work views for n rows of q coefficients: checks the size first, then allocates every new view
@@ -589,31 +532,10 @@ class Engine final : public EngineBase {
     if constexpr (can_run_alone) return alone_;
     else return passes_;
   }
-  // Runs f, work on calling_thread_passes(), within a batch: on the threads, their idle time there is no stall
-  // (ThreadChoice::TeamClocks::exclude), and their launches before it have ended.
+  // Runs f, work on calling_thread_passes(), within a batch (Placement::calling_thread_section).
   template <class F>
   void calling_thread_section(F&& f) {
-    if (!watching_) return f();
-    passes_.space().fence();
-    const double start = ThreadChoice::wall_now();
-    f();
-    team_.exclude(ThreadChoice::wall_now() - start);
-  }
-  // Thrown out of a batch on the threads that stalled (ThreadChoice::TeamClocks::stalled), caught by update().
-  struct ThreadsStalled {};
-  // While a batch runs on the threads, the solver's checkpoints (check_stall) compare its clocks (team_) with its
-  // start.
-  struct StallWatch {
-    Engine& e;
-    explicit StallWatch(Engine& engine) : e(engine) { e.watching_ = true; }
-    ~StallWatch() { e.watching_ = false; }
-  };
-  // Called by the solver before each Newton system, evaluation and line search: throws ThreadsStalled when the
-  // threads stalled the batch.
-  void check_stall() {
-    if (!watching_) return;
-    if (choice_.simulated_stall_now()) throw ThreadsStalled{};
-    if (team_.stalled()) throw ThreadsStalled{};
+    placement_.calling_thread_section(passes_.space(), std::forward<F>(f));
   }
 
   // The instance the calling thread alone runs on (Traits::calling_thread's), or this space's own when there is none.
@@ -624,9 +546,7 @@ class Engine final : public EngineBase {
 
   Passes passes_;
   AlonePasses alone_;  // the same passes on the calling thread alone (unused when !can_run_alone)
-  ThreadChoice choice_;
-  bool watching_ = false;        // a batch on the threads is being watched for a stall
-  ThreadChoice::TeamClocks team_;  // its clocks
+  Placement<Traits> placement_;  // where the batches run (unused when !can_run_alone)
   int device_id_;
   Committed committed_;
   long long q_ = 0;  // coefficients of the work views

@@ -33,7 +33,8 @@ namespace rh::detail {
 
 // Edge of the host Gram path's blocks: it reads rows 16 wide past q, so design buffers are padded by this many values.
 constexpr int host_gram_tile = 16;
-// Tile pairs whose right tile has at most this many columns take the host Gram's narrow path (kernels.hpp).
+// Tile pairs whose right tile has at most this many columns take the host Gram's narrow path
+// (kernels/host_simd/gram_gradient_host.hpp).
 constexpr int host_narrow_columns = 2;
 constexpr long long host_gram_rows = 64;  // rows per block of the host Gram: two 16-wide f64 tiles of them fill 16 KiB
 
@@ -144,7 +145,7 @@ constexpr int gram_all_rows = -1;  // recompute the chunk's partial Gram from ev
 // (docs/performance.md, "Delta Gram", measures the crossover) ...
 constexpr double gram_delta_max_fraction = 0.5;
 // ... and at most this many times in a row: then it is recomputed from every row, which bounds the rounding drift
-// of repeated updates (tests/unit/test_passes.cpp measures it against a full recompute).
+// of repeated updates (tests/unit/test_pass_delta_gram.cpp measures it against a full recompute).
 constexpr int gram_delta_max_age = 8;
 
 // What validate counts (integers held in double: exact, whatever the order), and the batch weight W_b.

@@ -56,12 +56,12 @@ struct L1 {
     double f = start.objective, l1_current = start.penalty.l1;
     double phi = 1.0;
     bool evaluated_at_current = true;
-    for (int it = 1; it <= cfg.max_iter; ++it) {
+    for (int it = 1; it <= cfg.max_iter && !s.stopped(); ++it) {  // stopped: the engine runs the batch again
       d.iterations = it;
       s.assemble(false);  // g from the data gradient of the last accepted evaluation
       bool accepted = false;
       Evaluation<L1> e{};
-      for (int attempt = 0; attempt < 40; ++attempt) {
+      for (int attempt = 0; attempt < 40 && !s.stopped(); ++attempt) {
         s.proximal_candidate(1.0 / phi, bs.lambda / phi);
         e = s.evaluate(true);  // F_b(c) and, should c be accepted, the next iteration's data gradient
         evaluated_at_current = false;

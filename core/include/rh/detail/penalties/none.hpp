@@ -32,7 +32,7 @@ struct None {
   static Diagnostics solve(Solve& s, const Config& cfg, const BatchScalars& /*bs*/) {
     Diagnostics d;
     double f = s.evaluate().objective;  // F_b(β̃) and the row weights there
-    for (int it = 1; it <= cfg.max_iter; ++it) {
+    for (int it = 1; it <= cfg.max_iter && !s.stopped(); ++it) {  // stopped: the engine runs the batch again
       d.iterations = it;
       s.newton_system();
       s.factor_solve();

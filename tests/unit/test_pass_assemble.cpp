@@ -1,0 +1,74 @@
+// The assemble pass tests: every space and dtype against the sequential reference (tests/reference/passes.hpp);
+// the tolerances are rounding-error bounds (tests/unit/pass_tests.hpp says how).
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "pass_tests.hpp"
+
+using namespace rh;
+using namespace rh::test;
+using namespace rh::test::pass_tests;
+namespace ref = rh::reference;
+using ref::Values;
+
+TEST_CASE_TEMPLATE_DEFINE("assemble forms the reference's Newton system for every penalty", T, pass_assemble) {
+  using S = typename T::S;
+  const double eps = std::numeric_limits<S>::epsilon();
+  OnSpace<T> sp;
+  detail::for_each_type(detail::Penalties{}, [&](auto tag) {
+    using Penalty = typename decltype(tag)::type;
+    CAPTURE(Penalty::name);
+    const detail::PenaltyPasses<typename T::Traits, S, Penalty> passes(sp.passes);
+    for (const Shape& shape : kShapes) {
+      const Problem pr = make_problem<S>(Scenario::random, shape.n, shape.p, shape.intercept, 21);
+      const long long q = pr.q, chunks = 7;
+      Values host;
+      const auto partial = random_partial<T>(chunks, q, 22, host);
+      const Summed sum = sum_partials(host, chunks, q);
+      detail::BatchScalars bs;
+      bs.penalized = shape.intercept ? q - 1 : q;
+      bs.inv_n = 1.0 / 37.5;
+      bs.ridge = 1e-3;
+      bs.historical = 0.4;  // a penalty without a historical term ignores it
+      typename OnSpace<T>::Passes::Coefficients coef;
+      coef.cur = OnSpace<T>::vector(pr.cur);
+      coef.tilde = OnSpace<T>::vector(pr.tilde);
+      coef.info = OnSpace<T>::matrix(pr.info, q);
+      coef.grad = typename OnSpace<T>::Vector("grad", q);
+      typename OnSpace<T>::Matrix hessian("hessian", q, q);
+      detail::Chunks ch;
+      ch.count = chunks;
+      passes.assemble(true, partial, ch, coef, bs, hessian);
+      const double hist = std::is_same_v<Penalty, detail::penalty::L1> ? bs.historical : 0.0;
+      const ref::Assembled want =
+          ref::assemble(sum.gram, sum.u, pr.info, pr.cur, pr.tilde, bs.inv_n, bs.ridge, hist, bs.penalized);
+      const Values h = OnSpace<T>::values(hessian), g = OnSpace<T>::values(coef.grad);
+      for (long long j = 0; j < q; ++j) {
+        double jd_abs = 0;
+        for (long long k = 0; k < q; ++k) {
+          const size_t e = static_cast<size_t>(j * q + k);
+          jd_abs += std::fabs(pr.info[e] * (pr.cur[static_cast<size_t>(k)] - pr.tilde[static_cast<size_t>(k)]));
+          // G summed in S over the chunks, then (G + J)/N + ridge in double, rounded to S.
+          CHECK_WITHIN(h[e], want.hessian[e], chunks * eps * sum.gram_abs[e] * bs.inv_n + eps * std::fabs(want.hessian[e]),
+                       "H_" << j << "," << k);
+        }
+        const size_t J = static_cast<size_t>(j);
+        CHECK_WITHIN(g[J], want.gradient[J],
+                     chunks * eps * sum.u_abs[J] * bs.inv_n + (q + 2) * kEps64 * jd_abs * bs.inv_n +
+                         eps * std::fabs(want.gradient[J]) + 4 * kEps64 * hist,
+                     "g_" << j);
+      }
+      // The gradient alone leaves the Hessian as it was.
+      const Values before = OnSpace<T>::values(hessian);
+      passes.assemble(false, partial, ch, coef, bs, hessian);
+      CHECK(OnSpace<T>::values(hessian) == before);
+    }
+  });
+}
+TEST_CASE_TEMPLATE_APPLY(pass_assemble, Targets);
