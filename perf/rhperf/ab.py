@@ -23,6 +23,7 @@ from pathlib import Path
 
 from . import bench, gate
 from . import record as rec
+from .options import chosen_spaces, command_line, selection_from, settings_from
 
 HARNESS = ("*.cpp", "*.hpp", "*.in", "CMakeLists.txt")
 
@@ -68,7 +69,6 @@ def build(sha: str, root: Path, log, extra: list[str] = ()) -> Path:
 def main(args, argv) -> int:
     import numpy as np
 
-    from .__main__ import chosen_spaces, command_line, selection_from, settings_from
     from .engines import rh_worker, worker_env
     from .load import LoadMeter
 
