@@ -8,7 +8,7 @@ function(rh_set_warnings target)
   endif()
   # nvcc only warns when device code calls a host-only function (#20011, #20014), and the call then misbehaves on
   # the GPU: a host-only scratch-size helper called in a kernel once gave the CUDA line search garbage team scratch
-  # while every host test passed (docs/evidence/h200-finish-kernels.md). Always an error here: CI builds no CUDA,
+  # while every host test passed (docs/evidence/h200.md). Always an error here: CI builds no CUDA,
   # so the CUDA build is the only place this is caught.
   if("cuda" IN_LIST RH_SPACES)
     target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:SHELL:-Xcudafe --diag_error=20011>"

@@ -29,7 +29,7 @@ struct Traits {
   // Host arrays reach the device through pinned memory (54 GB/s on the H200's PCIe 5 link against 7–14 GB/s from
   // pageable memory, docs/evidence/cuda-baseline-h200.md), 4 MiB at a time: the host copy of one chunk overlaps
   // the transfers of the ones before, through the process's pool of pinned slots (rh/detail/staging_pool.hpp;
-  // a buffer pinned per model made cold streams slower than pageable copies, docs/evidence/h200-final.md).
+  // a buffer pinned per model made cold streams slower than pageable copies, docs/evidence/h200.md).
   using staging_space = Kokkos::CudaHostPinnedSpace;
   static constexpr long long staging_chunk_bytes = 4LL << 20;
   // The LU team: one thread per matrix entry, in whole warps, at most a block of 1024.
@@ -39,7 +39,7 @@ struct Traits {
   }
   // Up to q = 320 the whole Cholesky runs in one team (rh::cholesky_team, when its panel fits in team scratch),
   // above in panels of 8 rows, each factored by one thread with the trailing updates over many teams. H200
-  // (rh_solve_bench, docs/evidence/h200-cholesky-team.md): one team 0.147 / 0.728 ms at q = 91 / 257 in f64 against
+  // (rh_solve_bench, docs/evidence/h200.md): one team 0.147 / 0.728 ms at q = 91 / 257 in f64 against
   // 0.311 / 0.964 for panels of 8; at q = 385 in f32 the team is slower (1.64 against 1.44 ms).
   static int cholesky_panel(long long q) { return q <= 320 ? static_cast<int>(q) : 8; }
 

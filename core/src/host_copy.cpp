@@ -1,5 +1,5 @@
 // Host-to-host copies of large caller arrays into the staging slots, split over a few threads: one thread copies
-// pageable into pinned memory at about 7 GB/s on the H200's host (docs/evidence/h200-staging-convergence.md), far
+// pageable into pinned memory at about 7 GB/s on the H200's host (docs/evidence/h200.md), far
 // below the 54 GB/s of the transfers that follow, so the copy, not the link, set the host-input time.
 #include <algorithm>
 #include <cstring>

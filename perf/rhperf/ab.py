@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import subprocess
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from . import bench, gate
 from . import record as rec
+from .options import chosen_spaces, command_line, selection_from, settings_from
 
 HARNESS = ("*.cpp", "*.hpp", "*.in", "CMakeLists.txt")
 
@@ -68,7 +68,6 @@ def build(sha: str, root: Path, log, extra: list[str] = ()) -> Path:
 def main(args, argv) -> int:
     import numpy as np
 
-    from .__main__ import chosen_spaces, command_line, selection_from, settings_from
     from .engines import rh_worker, worker_env
     from .load import LoadMeter
 
@@ -137,11 +136,11 @@ def main(args, argv) -> int:
         out.mkdir(parents=True, exist_ok=True)
         rec.save(base, out / "base.json")
         rec.save(cand, out / "cand.json")
-        (out / "ab.json").write_text(json.dumps(rec._finite({
+        (out / "ab.json").write_text(rec.dumps(rec._finite({
             "schema": "renewable-huber-perf-ab", "schema_version": rec.SCHEMA_VERSION, "base": base_sha,
             "cand": cand_sha, "rounds": settings.samples, "plan_sha256": plan_hash, "build_differences": build_diffs,
             "thresholds": th, "paired_ratios": pairs,
             "verdicts": [{"case": v.case, "ratio": v.ratio, "passed": v.passed, "gated": v.gated,
-                          "reasons": v.reasons} for v in verdicts]}), indent=1) + "\n")
+                          "reasons": v.reasons} for v in verdicts]})) + "\n")
         print(f"wrote {out}/base.json, cand.json, ab.json", file=sys.stderr)
     return status

@@ -181,8 +181,20 @@ def _finite(o):
     return o
 
 
+def dumps(o, indent: int = 0) -> str:
+    """JSON indented by one space per level, as json.dumps(indent=1), except that a list of numbers, strings or
+    nulls stays on one line (a case's samples, the load of each sample): the committed records stay short."""
+    pad = " " * (indent + 1)
+    if isinstance(o, dict) and o:
+        return "{\n" + ",\n".join(f"{pad}{json.dumps(k)}: {dumps(v, indent + 1)}" for k, v in o.items()) + \
+            "\n" + " " * indent + "}"
+    if isinstance(o, list) and any(isinstance(v, (dict, list)) for v in o):
+        return "[\n" + ",\n".join(pad + dumps(v, indent + 1) for v in o) + "\n" + " " * indent + "]"
+    return json.dumps(o)
+
+
 def save(record: dict, path: str | Path) -> None:
-    Path(path).write_text(json.dumps(_finite(record), indent=1) + "\n")
+    Path(path).write_text(dumps(_finite(record)) + "\n")
 
 
 def load(path: str | Path) -> dict:

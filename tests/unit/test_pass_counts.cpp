@@ -53,6 +53,14 @@ Counts count(F&& run) {
   return c;
 }
 
+// A batch that ran on the calling thread alone may have started over after its threads stalled (a loaded machine,
+// rh/detail/placement.hpp): its counts then hold the abandoned attempt too. Its passes are Serial's, which the Serial
+// target counts; such a batch is noted and its counts are not checked.
+bool ran_alone_perhaps_twice(const Diagnostics& diag) {
+  if (diag.calling_thread_only) MESSAGE("a batch ran on the calling thread alone: its counts are not checked");
+  return diag.calling_thread_only;
+}
+
 // Well-conditioned batches with gross outliers on every 20th row.
 Data stream_data(long long n, long long p, unsigned seed) {
   Data d = linear_data(n, p, seed, 0.3);
@@ -75,6 +83,7 @@ TEST_CASE_TEMPLATE_DEFINE("a Newton iteration reads X twice and synchronizes onc
     const long long it = diag.iterations;
     CHECK(diag.converged);
     CHECK_FALSE(diag.used_regularized_fallback);
+    if (ran_alone_perhaps_twice(diag)) continue;
     // One line-search pass and one readback per iteration ...
     CHECK(c["rh::line_search_rows"] == it);
     CHECK(c.copied("rh::line_search") == it);
@@ -100,14 +109,14 @@ TEST_CASE_TEMPLATE_DEFINE("a Newton iteration reads X twice and synchronizes onc
                     << " direct step evaluations");
   // Direct evaluations decide only steps at rounding level (near convergence): fewer than the iterations, where
   // evaluating each step directly (the line search before issue 12) makes at least one per iteration.
-  CHECK(direct < iterations);
+  if (batches > 0) CHECK(direct < iterations);
 }
 TEST_CASE_TEMPLATE_APPLY(counts_newton, Targets);
 
 // At convergence every step of a line search is within rounding of F_b(β) and decided by direct evaluations; the
 // smallest ones leave β unchanged in the dtype. Compared with the line search's own F_b(β) (another kernel, another
 // order of summation), float32 CUDA rejected all of them and reported these batches unconverged (the H200 record
-// of docs/evidence/h200-final.md: the reference shape, 100000×90 in batches of 32768); compared with a direct
+// of docs/evidence/h200.md: the reference shape, 100000×90 in batches of 32768); compared with a direct
 // evaluation of β, as in the reference, the unmoved step compares equal and the batch converges.
 TEST_CASE_TEMPLATE_DEFINE("a stream at the reference shape converges in every batch", T, converges_reference_shape) {
   const Data d = stream_data(100000, 90, 93);
@@ -132,6 +141,7 @@ TEST_CASE_TEMPLATE_DEFINE("an L1 iteration reads X once per attempt: its gradien
     Diagnostics diag;
     const Counts c = count([&] { diag = partial_fit(m, d, row0, 1000); });
     CHECK(diag.iterations > 1);
+    if (ran_alone_perhaps_twice(diag)) continue;
     // The commit's Gram is the only pass of gram_gradient; evaluations (one per attempt, plus the start and at
     // most one re-evaluation at β) read X for everything else.
     CHECK(c["rh::gram_gradient"] == 1);
