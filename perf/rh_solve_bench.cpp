@@ -3,7 +3,7 @@
 // ridge > 0) against the same pass with LU alone (ridge 0, and the fallback), and on spaces with their own memory
 // the Cholesky at other panel widths than the traits' choice (the tuning of backends/<space>/traits.hpp).
 //
-// H = GᵀG/(4q) + 10⁻³·I with G standard normal (condition ≈ 10³), as in docs/evidence/cuda-baseline-h200.md. Each
+// H = GᵀG/(4q) + 10⁻³·I with G standard normal (condition ≈ 10³), as in docs/evidence/h200.md. Each
 // timed operation factors, solves and fences; the median and minimum of the repetitions are printed, with the
 // residual ‖H d − g‖∞ / ‖g‖∞ of the last one. No Google Benchmark: the binary runs on the GPU machine as built.
 //

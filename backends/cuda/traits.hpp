@@ -27,7 +27,7 @@ struct Traits {
   static constexpr long long min_chunks = 16;
   static constexpr long long max_chunks = 128;
   // Host arrays reach the device through pinned memory (54 GB/s on the H200's PCIe 5 link against 7–14 GB/s from
-  // pageable memory, docs/evidence/cuda-baseline-h200.md), 4 MiB at a time: the host copy of one chunk overlaps
+  // pageable memory, docs/evidence/h200.md), 4 MiB at a time: the host copy of one chunk overlaps
   // the transfers of the ones before, through the process's pool of pinned slots (rh/detail/staging_pool.hpp;
   // a buffer pinned per model made cold streams slower than pageable copies, docs/evidence/h200.md).
   using staging_space = Kokkos::CudaHostPinnedSpace;
