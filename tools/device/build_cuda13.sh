@@ -162,6 +162,8 @@ if [ -n "$abi_lib" ]; then
     cuobjdump=$(command -v cuobjdump || echo "$cuda_root/bin/cuobjdump")
     elfs=$("$cuobjdump" --list-elf "$abi_lib" 2>/dev/null || true)
     say "   cuobjdump --list-elf: $(echo "$elfs" | grep -c 'ELF file') images, $(echo "$elfs" | grep -c "\.$sm\.cubin") of them $sm, $(echo "$elfs" | grep 'ELF file' | grep -vc "\.$sm\.cubin") other"
+  else
+    say "   (no cuobjdump here: the device code's architectures are not listed)"
   fi
 fi
 
