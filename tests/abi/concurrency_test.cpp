@@ -89,7 +89,11 @@ TEST_CASE("destroying a handle while other threads call on it waits for the call
     const rh_config c = make_config();
     REQUIRE(rh_model_create(RH_ABI_VERSION, &c, &m) == RH_SUCCESS);
     partial_fit(m, data, RH_DTYPE_F64);
-    std::atomic<int> started{0};
+    // Destroyed once every worker is calling on it and kThreads calls have returned, from whichever threads. Not once
+    // every worker has finished a call: the handle's lock is not first come, first served (a worker that has just
+    // returned mostly takes it again before a waiting one wakes), so the last worker's first call came after tens to
+    // thousands of the others' calls, each a device round trip on CUDA (docs/evidence/cuda13-toolchain.md).
+    std::atomic<int> started{0}, returned{0};
     std::vector<Outcome> outcomes(kThreads);
     std::vector<std::thread> workers;
     for (int t = 0; t < kThreads; ++t) {
@@ -98,12 +102,13 @@ TEST_CASE("destroying a handle while other threads call on it waits for the call
         Arrays a;
         const rh_batch b = make_batch(data, RH_DTYPE_F64, a);
         std::vector<double> predictions(static_cast<std::size_t>(kRows));
+        ++started;
         for (int call = 0;; ++call) {
           const rh_status s = call % 3 == 0   ? rh_model_partial_fit(m, &b, nullptr)
                               : call % 3 == 1 ? rh_model_predict(m, &b, predictions.data(), kRows)
                                               : rh_model_score(m, &b, &predictions[0]);
           (void)rh_model_last_error(m);
-          if (call == 0) ++started;
+          ++returned;
           if (s == RH_SUCCESS) continue;
           out.expect(s == RH_INVALID_ARGUMENT, "status " + status_name(s) + ": " + rh_last_error());
           out.expect(std::string(rh_last_error()).find("is not a live model handle") != std::string::npos,
@@ -112,7 +117,7 @@ TEST_CASE("destroying a handle while other threads call on it waits for the call
         }
       });
     }
-    while (started < kThreads) std::this_thread::yield();
+    while (started < kThreads || returned < kThreads) std::this_thread::yield();
     CHECK(rh_model_destroy(m) == RH_SUCCESS);
     for (std::thread& w : workers) w.join();
     check_outcomes(outcomes);

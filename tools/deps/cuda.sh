@@ -1,6 +1,6 @@
 # Sourced by tools/rh after kokkos.sh, for the CUDA flavour. Installs Debian's CUDA 11.8 toolkit (the newest CUDA
 # that Kokkos 3.4 builds with; the machine's own /usr/local/cuda is CUDA 13) and builds Kokkos 3.4.01 + Kokkos
-# Kernels 3.4.01 with CUDA + OpenMP + Serial. Why each step is needed: docs/build.md, "CUDA on the H200".
+# Kernels 3.4.01 with CUDA + OpenMP + Serial. Why each step is needed: docs/build.md, "CUDA 11.8 + Kokkos 3.4".
 #
 # Provides: build_kokkos_cuda (prints the install prefix), run_cuda_env CMD... (runs CMD with only the 11.8
 # toolkit visible) and RH_CUDA_CMAKE_OPTS (what our own project needs to build against that Kokkos).

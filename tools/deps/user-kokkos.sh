@@ -2,7 +2,8 @@
 # Builds a Kokkos + Kokkos Kernels source tree that YOU point at (nothing is downloaded) into PREFIX, the way this
 # project wants it: static and position-independent (the C ABI library carries Kokkos inside), C++17, Serial +
 # OpenMP, and CUDA for one architecture when --arch is given; Kokkos Kernels without explicit instantiation.
-# Then: Kokkos_ROOT=PREFIX KokkosKernels_ROOT=PREFIX tools/rh build (docs/build.md).
+# Then: Kokkos_ROOT=PREFIX KokkosKernels_ROOT=PREFIX tools/rh build (docs/build.md). KERNELS_SRC `-`: Kokkos alone
+# (the library and its tests need no Kokkos Kernels; only the benchmarks rh_gram_bench and rh_lu_bench do).
 #
 # Usage: tools/deps/user-kokkos.sh KOKKOS_SRC KERNELS_SRC PREFIX [--arch ARCH] [--cuda-root DIR | --debian-cuda]
 #                                  [--cxx CXX] [-- EXTRA_KOKKOS_CMAKE_OPTIONS...]
@@ -13,9 +14,10 @@
 # Settings: RH_USER_KOKKOS_BUILD (build directory, default PREFIX.build), RH_JOBS (default nproc).
 set -euo pipefail
 
-usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 3 ] || usage
-kokkos_src=$(cd "$1" && pwd); kernels_src=$(cd "$2" && pwd); prefix=$3; shift 3
+kokkos_src=$(cd "$1" && pwd); kernels_src=$2; prefix=$3; shift 3
+[ "$kernels_src" = - ] || kernels_src=$(cd "$kernels_src" && pwd)
 deps=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 arch="" cuda_root="" debian=0 cxx="" extra=() run=()
 while [ $# -gt 0 ]; do
@@ -29,7 +31,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ -x "$kokkos_src/bin/nvcc_wrapper" ] && [ -f "$kernels_src/CMakeLists.txt" ] ||
+[ -x "$kokkos_src/bin/nvcc_wrapper" ] && { [ "$kernels_src" = - ] || [ -f "$kernels_src/CMakeLists.txt" ]; } ||
   { echo "user-kokkos: $kokkos_src is not a Kokkos source tree, or $kernels_src not Kokkos Kernels" >&2; exit 2; }
 mkdir -p "$prefix"; prefix=$(cd "$prefix" && pwd)
 bld=${RH_USER_KOKKOS_BUILD:-$prefix.build}
@@ -95,6 +97,10 @@ echo "user-kokkos: $kokkos_src -> $prefix (${arch:-no CUDA}; build in $bld)"
   "${core_opts[@]}" "${extra[@]}"
 "${run[@]}" cmake --build "$bld/core" -j "$jobs"
 "${run[@]}" cmake --install "$bld/core"
+if [ "$kernels_src" = - ]; then
+  echo "user-kokkos: done (Kokkos alone). Kokkos_ROOT=$prefix tools/rh build"
+  exit 0
+fi
 # Without explicit instantiation: the project uses a few header templates only (as tools/deps/kokkos.sh).
 "${run[@]}" cmake -S "$kernels_src" -B "$bld/kernels" "${common[@]}" -DKokkos_ROOT="$prefix" \
   -DKokkosKernels_ENABLE_TESTS=OFF -DKokkosKernels_ENABLE_EXAMPLES=OFF \
