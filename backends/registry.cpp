@@ -71,7 +71,9 @@ std::vector<SpaceInfo> compiled_spaces() {
   std::vector<SpaceInfo> out;
   detail::for_each_type(detail::CompiledSpaces{}, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    out.push_back({T::id, space_name(T::id), T::concurrency(), T::device_count(), T::independent_instances});
+    static_assert(space_has_own_memory(T::id) == !T::host, "cmake/RhSpaces.cmake's RH_HOST_SPACES and the traits agree");
+    out.push_back({T::id, space_name(T::id), T::concurrency(), T::device_count(), T::independent_instances,
+                   space_has_own_memory(T::id)});
   });
   return out;
 }

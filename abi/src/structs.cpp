@@ -26,8 +26,9 @@ static_assert(sizeof(rh_state) == 112 && offsetof(rh_state, coefficients) == 8 &
               offsetof(rh_state, previous_lambda) == 64 && offsetof(rh_state, fit_intercept) == 80 &&
               offsetof(rh_state, reserved0) == 84 && offsetof(rh_state, score_variance) == 88 &&
               offsetof(rh_state, score_variance_length) == 96 && offsetof(rh_state, score_variance_batches) == 104);
-static_assert(sizeof(rh_space_info) == 40 && offsetof(rh_space_info, space) == 8 &&
-              offsetof(rh_space_info, name) == 24);
+static_assert(sizeof(rh_space_info) == 48 && offsetof(rh_space_info, space) == 8 &&
+              offsetof(rh_space_info, name) == 24 && offsetof(rh_space_info, own_memory) == 40 &&
+              offsetof(rh_space_info, reserved1) == 44);
 
 namespace {
 
@@ -86,8 +87,11 @@ Dtype dtype_from(std::int32_t v, const char* what) {
 std::int32_t dtype_to(Dtype d) { return d == Dtype::f32 ? RH_DTYPE_F32 : RH_DTYPE_F64; }
 
 // RH_SPACE_* and RH_PENALTY_* are the C++ enum value + 1 (0 is never valid), checked here for every name.
-static_assert(RH_SPACE_SERIAL == static_cast<int>(Space::serial) + 1 &&
-              RH_SPACE_OPENMP == static_cast<int>(Space::openmp) + 1 && RH_SPACE_CUDA == static_cast<int>(Space::cuda) + 1);
+// A space of the generated list (rh/known_spaces.hpp) without its RH_SPACE_<NAME> in rh.h does not compile.
+#define RH_CHECK_SPACE_CODE(name, NAME, own_memory) \
+  static_assert(RH_SPACE_##NAME == static_cast<int>(Space::name) + 1, "RH_SPACE_" #NAME " is rh::Space::" #name " + 1");
+RH_FOR_EACH_KNOWN_SPACE(RH_CHECK_SPACE_CODE)
+#undef RH_CHECK_SPACE_CODE
 static_assert(RH_PENALTY_NONE == static_cast<int>(Penalty::none) + 1 && RH_PENALTY_L1 == static_cast<int>(Penalty::l1) + 1);
 
 Space space_from(std::int32_t v) {
@@ -232,12 +236,15 @@ void write_diagnostics(const Diagnostics& d, rh_diagnostics* out) {
 }
 
 void write_space_info(const SpaceInfo& info, rh_space_info* out) {
+  const std::uint32_t size = check_header(out, "info", Access::write);
   out->space = space_to(info.space);
   out->device_count = info.device_count;
   out->concurrency = info.concurrency;
   out->reserved0 = 0;
   std::memset(out->name, 0, sizeof out->name);
   std::snprintf(out->name, sizeof out->name, "%s", info.name.c_str());
+  if (holds(size, offsetof(rh_space_info, own_memory), sizeof out->own_memory)) out->own_memory = info.own_memory;
+  if (holds(size, offsetof(rh_space_info, reserved1), sizeof out->reserved1)) out->reserved1 = 0;
 }
 
 // rh_state carries every field of the state list (rh/types.hpp) under the same name: each scalar as int64_t, double

@@ -22,6 +22,8 @@ template <>
 inline constexpr std::size_t abi_1_0_size<rh_config> = 80;
 template <>
 inline constexpr std::size_t abi_1_0_size<rh_state> = 88;
+template <>
+inline constexpr std::size_t abi_1_0_size<rh_space_info> = 40;
 
 // Checks the header of a versioned struct: not NULL, same ABI major, struct_size between its ABI 1.0 size and a sane
 // bound; for a struct the library reads, every byte beyond the fields it knows must be zero. Returns struct_size.

@@ -33,8 +33,9 @@ const char* errc_name(Errc code) noexcept {
 
 namespace {
 // The names of rh::Space, compiled or not: the public vocabulary of tools, tests and the C ABI's space info.
-constexpr std::pair<Space, const char*> kSpaceNames[] = {
-    {Space::serial, "serial"}, {Space::openmp, "openmp"}, {Space::cuda, "cuda"}};
+#define RH_SPACE_NAME(name, NAME, own_memory) {Space::name, #name},
+constexpr std::pair<Space, const char*> kSpaceNames[] = {RH_FOR_EACH_KNOWN_SPACE(RH_SPACE_NAME)};
+#undef RH_SPACE_NAME
 }  // namespace
 
 const char* space_name(Space s) noexcept {

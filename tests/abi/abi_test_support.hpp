@@ -15,7 +15,7 @@ namespace abi_test {
 
 // RH_TEST_SPACE selects the execution space (ctest sets it per entry; serial when unset), found by name in the
 // library's list of compiled spaces; a name it does not list fails the test, it never selects another space.
-inline std::int32_t space_under_test() {
+inline rh_space_info space_info_under_test() {
   const char* s = std::getenv("RH_TEST_SPACE");
   const std::string name = s ? s : "serial";
   std::int32_t count = 0;
@@ -24,11 +24,14 @@ inline std::int32_t space_under_test() {
     rh_space_info info;
     RH_STRUCT_INIT(&info);
     REQUIRE(rh_space_get(i, &info) == RH_SUCCESS);
-    if (name == info.name) return info.space;
+    if (name == info.name) return info;
   }
   FAIL("RH_TEST_SPACE names no compiled space: " << name);
-  return 0;
+  return {};
 }
+inline std::int32_t space_under_test() { return space_info_under_test().space; }
+// Whether the space under test has memory of its own (a device): asked of the library, never read from its name.
+inline bool space_under_test_has_own_memory() { return space_info_under_test().own_memory == 1; }
 
 inline rh_config make_config(std::int32_t dtype = RH_DTYPE_F64, std::int32_t penalty = RH_PENALTY_NONE) {
   rh_config c;

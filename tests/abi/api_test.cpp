@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "abi_test_support.hpp"
+#include "rh/known_spaces.hpp"  // the generated list of every space the library knows
 
 using namespace abi_test;
 
@@ -99,10 +100,26 @@ TEST_CASE("compiled spaces") {
     previous = info.space;
     REQUIRE(std::memchr(info.name, '\0', sizeof info.name) != nullptr);  // NUL-terminated
     const std::string name = info.name;
-    CHECK(name == (info.space == RH_SPACE_SERIAL ? "serial" : info.space == RH_SPACE_OPENMP ? "openmp" : "cuda"));
-    if (info.space != RH_SPACE_CUDA) CHECK(info.device_count == 1);
+    std::string known;  // the name of its code in the generated list of spaces
+    bool own_memory = false;
+#define RH_KNOWN_SPACE_NAME(space_name, NAME, space_own_memory) \
+  if (info.space == RH_SPACE_##NAME) known = #space_name, own_memory = space_own_memory;
+    RH_FOR_EACH_KNOWN_SPACE(RH_KNOWN_SPACE_NAME)
+#undef RH_KNOWN_SPACE_NAME
+    CHECK(name == known);
+    CHECK(info.own_memory == (own_memory ? 1 : 0));
+    if (!info.own_memory) CHECK(info.device_count == 1);
     CHECK(info.concurrency >= 1);
     CHECK(info.reserved0 == 0);
+    CHECK(info.reserved1 == 0);
+    // A caller of ABI 1.1 passes 40 bytes: the fields of 1.2 are not written.
+    rh_space_info older;
+    std::memset(&older, 0xAB, sizeof older);
+    older.abi_version = RH_MAKE_ABI_VERSION(1, 1);
+    older.struct_size = 40;
+    REQUIRE(rh_space_get(i, &older) == RH_SUCCESS);
+    CHECK(older.space == info.space);
+    CHECK(older.own_memory == static_cast<std::int32_t>(0xABABABABu));
     under_test = under_test || info.space == space_under_test();
   }
   CHECK(under_test);

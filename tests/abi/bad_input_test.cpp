@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "abi_test_support.hpp"
+#include "rh/known_spaces.hpp"  // the generated list of every space the library knows
 
 using namespace abi_test;
 
@@ -147,7 +148,7 @@ std::vector<BatchCase> batch_cases() {
 }
 
 // On a host space, device memory cannot be reached: the claim is checked, never trusted.
-bool host_space() { return space_under_test() != RH_SPACE_CUDA; }
+bool host_space() { return !space_under_test_has_own_memory(); }
 
 struct Fitted {
   Model model;
@@ -375,19 +376,23 @@ TEST_CASE("rh_model_create: version gate, every config field, output pointer") {
   expect_failure(rh_model_create(RH_ABI_VERSION, &bigger.c, &out), RH_VERSION_MISMATCH, "rh_model_create", f.model,
                  f.before, false);
   CHECK(out == sentinel);
-  // A space that is not compiled into this build (the CPU build has no CUDA).
+  // Every known space that is not compiled into this build (the CPU build has no CUDA), from the generated list.
   std::int32_t count = 0;
   REQUIRE(rh_space_count(&count) == RH_SUCCESS);
-  bool cuda = false;
+  std::vector<std::int32_t> compiled;
   for (std::int32_t i = 0; i < count; ++i) {
     rh_space_info info;
     RH_STRUCT_INIT(&info);
     REQUIRE(rh_space_get(i, &info) == RH_SUCCESS);
-    cuda = cuda || info.space == RH_SPACE_CUDA;
+    compiled.push_back(info.space);
   }
-  if (!cuda) {
+#define RH_KNOWN_SPACE_CODE(name, NAME, own_memory) RH_SPACE_##NAME,
+  for (const std::int32_t code : {RH_FOR_EACH_KNOWN_SPACE(RH_KNOWN_SPACE_CODE)}) {
+#undef RH_KNOWN_SPACE_CODE
+    if (std::find(compiled.begin(), compiled.end(), code) != compiled.end()) continue;
+    CAPTURE(code);
     rh_config c = good;
-    c.space = RH_SPACE_CUDA;
+    c.space = code;
     expect_failure(rh_model_create(RH_ABI_VERSION, &c, &out), RH_UNAVAILABLE, "rh_model_create", f.model, f.before,
                    false);
     CHECK(out == sentinel);

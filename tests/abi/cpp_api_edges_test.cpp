@@ -179,7 +179,8 @@ TEST_CASE("Regressors on threads of their own give each thread's result alone, w
   for (const rh::SpaceInfo& s : rh::compiled_spaces())
     if (s.space == space_under_test()) info = s;
   const bool kokkos4 = rh::kokkos_version().rfind("3.", 0) != 0;
-  CHECK(info.concurrent_models == (kokkos4 && info.space != rh::Space::cuda));
+  CHECK(info.concurrent_models == (kokkos4 && !info.own_memory));
+  CHECK(info.own_memory == rh::space_has_own_memory(info.space));
   if (!info.concurrent_models) return;
   constexpr int kThreads = 4, kBatches = 5;
   // Thread t's stream: the batch of Data with y shifted by t and the batch index.

@@ -37,7 +37,7 @@
 /* ABI version: the major changes only with an incompatible change (and the SONAME with it); the minor grows when
  * functions, enum values or trailing struct fields are added. */
 #define RH_ABI_VERSION_MAJOR 1
-#define RH_ABI_VERSION_MINOR 1
+#define RH_ABI_VERSION_MINOR 2
 #define RH_MAKE_ABI_VERSION(major, minor) ((uint32_t)(((uint32_t)(major) << 16) | (uint32_t)(minor)))
 #define RH_ABI_VERSION RH_MAKE_ABI_VERSION(RH_ABI_VERSION_MAJOR, RH_ABI_VERSION_MINOR)
 #define RH_ABI_VERSION_MAJOR_OF(version) ((uint32_t)(version) >> 16)
@@ -198,6 +198,10 @@ typedef struct rh_space_info {
   int32_t concurrency;   /* host threads, or resident device threads */
   int32_t reserved0;     /* written as 0 */
   char name[16];         /* "serial", "openmp", "cuda"; NUL-terminated */
+  /* ABI 1.2 (a caller of ABI 1.0 or 1.1 passes the 40 bytes above: neither field is written) */
+  int32_t own_memory;    /* 1: the space computes in memory of its own (a device: CUDA), accepts RH_MEMORY_DEVICE
+                            arrays and copies host arrays; 0: a host space */
+  int32_t reserved1;     /* written as 0 */
 } rh_space_info;
 
 /* Opaque model handle. Its value is a token, never reused in the life of the process; the library checks every

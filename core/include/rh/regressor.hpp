@@ -32,6 +32,9 @@ struct SpaceInfo {
   // space (CUDA) shares one instance, and the C++ API must be used from the thread that initialized Kokkos (the C
   // ABI serializes such calls itself). docs/api.md, "Threads".
   bool concurrent_models;
+  // The space computes in memory of its own (a device: CUDA): it accepts Memory::device arrays and copies host
+  // arrays. False for the host spaces. From the generated space list (rh::space_has_own_memory).
+  bool own_memory;
 };
 
 // The execution spaces this build was compiled with, in the order serial, openmp, cuda (initializes Kokkos).

@@ -5,10 +5,15 @@
 #include <vector>
 
 #include "rh/config.hpp"
+#include "rh/known_spaces.hpp"
 
 namespace rh {
 
-enum class Space : int { serial = 0, openmp = 1, cuda = 2 };
+// Every space the library knows, compiled or not, from the one list of cmake/RhSpaces.cmake (rh/known_spaces.hpp):
+// serial = 0, openmp = 1, cuda = 2, a new space appends.
+#define RH_SPACE_ENUMERATOR(name, NAME, own_memory) name,
+enum class Space : int { RH_FOR_EACH_KNOWN_SPACE(RH_SPACE_ENUMERATOR) };
+#undef RH_SPACE_ENUMERATOR
 enum class Dtype : int { f32 = 0, f64 = 1 };
 enum class Layout : int { row_major = 0, col_major = 1 };
 // Where the caller's arrays live. Device memory is accepted only by a space with its own memory (CUDA), and is
@@ -18,6 +23,15 @@ enum class Memory : int { host = 0, device = 1 };
 // Every space has a name, compiled or not ("serial", "openmp", "cuda"); other values are "unknown".
 const char* space_name(Space s) noexcept;
 bool space_known(Space s) noexcept;
+// Whether a space computes in memory of its own (a device: CUDA), where device pointers are accepted and host arrays
+// are copied; false for the host spaces and for values that name no space.
+constexpr bool space_has_own_memory(Space s) noexcept {
+#define RH_SPACE_OWN_MEMORY(name, NAME, own_memory) \
+  if (s == Space::name) return own_memory;
+  RH_FOR_EACH_KNOWN_SPACE(RH_SPACE_OWN_MEMORY)
+#undef RH_SPACE_OWN_MEMORY
+  return false;
+}
 // The space called `name`; throws rh::Error(Errc::invalid_argument) for any other name.
 Space space_from_name(const std::string& name);
 const char* dtype_name(Dtype d) noexcept;
