@@ -16,7 +16,7 @@
 //         quit
 //       An error answers {"error": "..."} and the worker goes on.
 //
-//   rh_perf_worker FILE [--space S] [--dtype f32|f64] [--penalty none|l1] [--reps N] --kernel-profile
+//   rh_perf_worker FILE [--space S] [--dtype f32|f64] [--penalty NAME] [--reps N] --kernel-profile
 //       one-shot diagnosis: times N cold partial_fit streams, then lists every kernel and deep_copy of one
 //       steady stream (kernel_profile.hpp), per solver iteration.
 //
@@ -344,11 +344,8 @@ rh::Dtype parse_dtype(const std::string& s) {
   if (s == "f64") return rh::Dtype::f64;
   throw std::runtime_error("dtype must be f32 or f64");
 }
-rh::Penalty parse_penalty(const std::string& s) {
-  if (s == "none") return rh::Penalty::none;
-  if (s == "l1") return rh::Penalty::l1;
-  throw std::runtime_error("penalty must be none or l1");
-}
+// The library's own names of its penalty policies (RH_PENALTY_POLICIES): a new penalty needs nothing here.
+rh::Penalty parse_penalty(const std::string& s) { return rh::penalty_from_name(s); }
 template <class T>
 T choose(const std::string& s, const char* what, std::initializer_list<std::pair<const char*, T>> options) {
   for (const auto& [name, value] : options)
@@ -516,7 +513,7 @@ int kernel_profile(const std::string& file, const Op& op, int reps) {
   std::sort(s.begin(), s.end());
   const Data& d = runner.data();
   fmt::print("{} rows x {} features, batch {}: {} / {} / {} / cold partial_fit\n", d.samples, d.features, d.batch,
-             rh::space_name(op.space), rh::dtype_name(op.dtype), op.penalty == rh::Penalty::l1 ? "l1" : "none");
+             rh::space_name(op.space), rh::dtype_name(op.dtype), rh::penalty_name(op.penalty));
   fmt::print("  median {:.3f} ms, min {:.3f} ms over {} operations; iterations {}, all converged: {}; "
              "other processes used {:.2f} cores meanwhile\n",
              1e3 * s[s.size() / 2], 1e3 * s.front(), s.size(), m.last.iterations, m.last.all_converged ? "yes" : "no",
@@ -551,7 +548,7 @@ int main(int argc, char** argv) {
     if (serve_mode) return serve();
     if (file.empty() || !profile)
       throw std::runtime_error("usage: rh_perf_worker --serve | rh_perf_worker FILE [--space S] [--dtype f32|f64] "
-                               "[--penalty none|l1] [--reps N] --kernel-profile");
+                               "[--penalty NAME] [--reps N] --kernel-profile");
     return kernel_profile(file, op, reps);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rh_perf_worker: %s\n", e.what());
