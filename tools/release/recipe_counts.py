@@ -42,9 +42,22 @@ def git(*args):
     return subprocess.run(["git", "-C", ROOT, *args], capture_output=True, text=True, check=True).stdout
 
 
+def working_files():
+    """The repository's files: git's list in a clone; in a copy of the tracked files without .git (what CI's standalone
+    run tests), every file but hidden folders, build/ and caches, which is the same list."""
+    if os.path.isdir(os.path.join(ROOT, ".git")) or os.path.isfile(os.path.join(ROOT, ".git")):
+        return git("ls-files").split("\n")
+    out = []
+    for folder, dirs, files in os.walk(ROOT):
+        rel = os.path.relpath(folder, ROOT)
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__" and (rel != "." or d != "build")]
+        out += [os.path.normpath(os.path.join(rel, f)) for f in files if not f.endswith(".pyc")]
+    return sorted(out)
+
+
 def tree_files(rev):
     """(path, text) of every tracked file (of the working tree, or of commit rev) that could be a place."""
-    paths = git("ls-tree", "-r", "--name-only", rev).split("\n") if rev else git("ls-files").split("\n")
+    paths = git("ls-tree", "-r", "--name-only", rev).split("\n") if rev else working_files()
     for path in filter(None, paths):
         if NOT_PLACES.match(path):
             continue
@@ -123,8 +136,8 @@ def main():
         record(not unlisted, f"{change}: measured", f"{len(measured[change])} files name every existing member"
                + (f"; not in the recipe: {', '.join(unlisted)}" if unlisted else ", all in the recipe"))
 
-    tracked = subprocess.run(["git", "-C", ROOT, "ls-files", "*.c", "*.h", "*.cpp", "*.hpp", "*.py", "*.cmake"],
-                             capture_output=True, text=True, check=True).stdout.split()
+    code = (".c", ".h", ".cpp", ".hpp", ".py", ".cmake")
+    tracked = [p for p in working_files() if p.endswith(code)]
     long_files = []
     for path in tracked:
         with open(os.path.join(ROOT, path), encoding="utf-8", errors="replace") as handle:
