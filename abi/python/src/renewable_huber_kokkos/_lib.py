@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ._errors import LibraryNotFoundError, VersionMismatchError, error_for
 
-ABI_MAJOR, ABI_MINOR = 1, 1  # the rh.h this module is written against
+ABI_MAJOR, ABI_MINOR = 1, 2  # the rh.h this module is written against
 ABI_VERSION = (ABI_MAJOR << 16) | ABI_MINOR
 
 SUCCESS = 0
@@ -71,12 +71,13 @@ class State(_Versioned):
 
 class SpaceInfo(_Versioned):
     _fields_ = [("abi_version", _u32), ("struct_size", _u32), ("space", _i32), ("device_count", _i32),
-                ("concurrency", _i32), ("reserved0", _i32), ("name", ctypes.c_char * 16)]
+                ("concurrency", _i32), ("reserved0", _i32), ("name", ctypes.c_char * 16),
+                ("own_memory", _i32), ("reserved1", _i32)]  # ABI 1.2
 
 
 # The sizes and offsets of docs/abi.md "Struct layouts" (64-bit platforms): a drift here would be silent memory
 # corruption, so it is checked at import.
-for _struct, _size in ((Config, 88), (Batch, 72), (Diagnostics, 48), (State, 112), (SpaceInfo, 40)):
+for _struct, _size in ((Config, 88), (Batch, 72), (Diagnostics, 48), (State, 112), (SpaceInfo, 48)):
     if ctypes.sizeof(_struct) != _size:
         raise ImportError(f"{_struct.__name__} is {ctypes.sizeof(_struct)} bytes, rh.h says {_size}")
 
@@ -154,7 +155,7 @@ class Library:
             info = SpaceInfo()
             self.check(self.space_get(i, ctypes.byref(info)))
             out.append({"name": info.name.decode(), "space": info.space, "device_count": info.device_count,
-                        "concurrency": info.concurrency})
+                        "concurrency": info.concurrency, "own_memory": bool(info.own_memory)})
         return out
 
 
