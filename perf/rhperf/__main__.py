@@ -27,6 +27,10 @@ def cmd_bench(args, argv) -> int:
     settings = settings_from(args, profile)
     sel = selection_from(args)
     env = worker_env()
+    # The rh_python_SPACE peers load the library of the worker's own build (build/X/perf → build/X/abi).
+    library = Path(args.worker).resolve().parents[1] / "abi" / "librenewable_huber.so.1"
+    if "RH_LIBRARY" not in env and library.exists():
+        env["RH_LIBRARY"] = str(library)
     peers = {"none": (), "cpu": bench.CPU_PEERS, "gpu": bench.GPU_PEERS}.get(args.peers, csv(args.peers))
     if profile.kind == "gram" and peers:
         raise SystemExit("the gram profile measures our pass alone: no peers")

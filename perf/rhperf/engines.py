@@ -80,6 +80,7 @@ def rh_worker(binary: str, label: str, env: dict) -> Worker:
 
 def peer_worker(python: str, label: str, env: dict) -> Worker:
     env = dict(env)
-    perf = str(Path(__file__).resolve().parents[1])
-    env["PYTHONPATH"] = perf + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    perf = Path(__file__).resolve().parents[1]
+    package = perf.parent / "abi" / "python" / "src"  # our Python package, for the rh_python_SPACE engines
+    env["PYTHONPATH"] = os.pathsep.join([str(perf), str(package)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     return Worker([python, "-m", "rhperf.peer_worker"], label, env)

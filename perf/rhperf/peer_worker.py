@@ -7,6 +7,8 @@ LIFECYCLE OPERATION INPUT REPS``, ``quit``; one JSON line per answer), for engin
                       copied once, untimed); every timed operation ends with a device synchronization
   sklearn_sgd         scikit-learn SGDRegressor(loss="huber"), one partial_fit per batch (one pass, no tolerance)
   sklearn_huber       scikit-learn HuberRegressor fitted on all rows (the batches concatenated, untimed)
+  rh_python_SPACE     our own Python package (abi/python, renewable_huber_kokkos) on SPACE, over the library that
+                      RH_LIBRARY names: what a Python user of ours gets, beside the worker's C++ calls (rh:SPACE)
 
 The scikit-learn estimators solve different problems (a stochastic one-pass Huber fit; a full-data Huber with its
 own scale estimate): they are timed for scale and judged by their coefficient error against the generating truth,
@@ -47,6 +49,7 @@ class Peers:
         self.rh = _optional("renewable_huber")
         self.cupy = _optional("cupy")
         self.sklearn = _optional("sklearn")
+        self.rk = _optional("renewable_huber_kokkos")
         self.x = self.y = None
         self.batch = 0
         self.cache: dict = {}
@@ -84,6 +87,12 @@ class Peers:
         if self.sklearn is not None:
             out["sklearn"] = self.sklearn.__version__
             out["engines"] += ["sklearn_sgd", "sklearn_huber"]
+        if self.rk is not None:
+            try:
+                out["renewable_huber_kokkos"] = f"{self.rk.__version__} on {self.rk.library_version()}"
+                out["engines"] += [f"rh_python_{space}" for space in self.rk.compiled_spaces()]
+            except Exception as e:  # noqa: BLE001 - no library to load: reported, not fatal
+                out["renewable_huber_kokkos"] = f"unavailable: {e}"
         return out
 
     def load(self, path: str) -> dict:
@@ -110,6 +119,9 @@ class Peers:
             self.cupy.cuda.runtime.deviceSynchronize()
 
     def reference(self, engine: str, dtype: str, penalty: str):
+        if engine.startswith("rh_python_"):
+            return self.rk.RenewableHuberRegressor(space=engine[len("rh_python_"):], penalty=penalty,
+                                                   dtype="float32" if dtype == "f32" else "float64")
         kwargs = dict(penalty=penalty, backend=engine, dtype="float32" if dtype == "f32" else "float64")
         if engine == "native_cpu":
             kwargs["n_jobs"] = THREADS
@@ -128,7 +140,10 @@ class Peers:
             raise Skip("the steady lifecycle is defined for partial_fit only")
         if engine.startswith("sklearn"):
             return self.run_sklearn(engine, dtype, penalty, lifecycle, operation, reps)
-        if engine not in ("numpy", "native_cpu", "cupy") or self.rh is None:
+        ours = engine.startswith("rh_python_")
+        if ours and lifecycle == "steady":
+            raise Skip("our Python package is measured cold (its estimator has no reset)")
+        if (ours and self.rk is None) or (not ours and (engine not in ("numpy", "native_cpu", "cupy") or self.rh is None)):
             raise RuntimeError(f"engine {engine} is not available here")
         x, y = self.arrays(dtype, device)
         b = self.batch
