@@ -170,3 +170,39 @@ def dumps(document):
 def load(path):
     with open(path, encoding="utf-8") as handle:
         return json.load(handle)
+
+
+# A regenerated number may differ from the committed one by this much (the generators' --check).
+DRIFT_RTOL, DRIFT_ATOL = 5e-12, 5e-13
+
+
+def differences(expected, actual, path="$"):
+    """Structural differences and numeric drift (beyond DRIFT_RTOL / DRIFT_ATOL) between a committed JSON value and
+    a regenerated one, as readable strings: what `--check` of every corpus generator reports."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        if expected.keys() != actual.keys():
+            return [f"{path}: keys {sorted(actual)} != {sorted(expected)}"]
+        return [d for key in expected for d in differences(expected[key], actual[key], f"{path}.{key}")]
+    if isinstance(expected, list) and isinstance(actual, list):
+        if len(expected) != len(actual):
+            return [f"{path}: length {len(actual)} != {len(expected)}"]
+        return [d for i, (e, a) in enumerate(zip(expected, actual)) for d in differences(e, a, f"{path}[{i}]")]
+    numeric = (int, float)
+    if (isinstance(expected, numeric) and isinstance(actual, numeric)
+            and not isinstance(expected, bool) and not isinstance(actual, bool)
+            and type(expected) is type(actual)):
+        if abs(actual - expected) > DRIFT_ATOL + DRIFT_RTOL * abs(expected):
+            return [mismatch(path, expected, actual)]
+        return []
+    if type(expected) is not type(actual) or expected != actual:
+        return [mismatch(path, expected, actual)]
+    return []
+
+
+def mismatch(path, committed, regenerated):
+    return f"{path}: regenerated {clipped(regenerated)}, committed {clipped(committed)}"
+
+
+def clipped(value, width=120):
+    text = repr(value)
+    return text if len(text) <= width else text[:width] + "..."
