@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   std::string file, only;
   bool use_floors = true;  // --no-floor: hold every case to its own tolerance only (measures what floors cover)
   double max_worst = 1.0;   // of a float64 case's tolerance
-  const char* usage = "usage: rh_replay FILE [--space serial|openmp|cuda] [--no-floor] [--max-worst F]\n";
+  const char* usage = "usage: rh_replay FILE [--space NAME (a compiled space: rh_spaces lists them)] [--no-floor] [--max-worst F]\n";
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--space") == 0 && i + 1 < argc) only = argv[++i];
     else if (std::strcmp(argv[i], "--max-worst") == 0 && i + 1 < argc) {

@@ -107,6 +107,24 @@ rh_status rh_space_get(int32_t index, rh_space_info* info) noexcept {
   });
 }
 
+rh_status rh_space_name(int32_t space, const char** name) noexcept {
+  return run("rh_space_name", [&] {
+    require(name, "name");
+    if (space < 1 || !rh::space_known(static_cast<rh::Space>(space - 1)))
+      bad_argument(fmt::format("unknown execution space enum value {}", space));
+    *name = rh::space_name(static_cast<rh::Space>(space - 1));
+  });
+}
+
+rh_status rh_penalty_name(int32_t penalty, const char** name) noexcept {
+  return run("rh_penalty_name", [&] {
+    require(name, "name");
+    if (penalty < 1 || !rh::penalty_known(static_cast<rh::Penalty>(penalty - 1)))
+      bad_argument(fmt::format("unknown penalty enum value {}", penalty));
+    *name = rh::penalty_name(static_cast<rh::Penalty>(penalty - 1));
+  });
+}
+
 rh_status rh_config_init(rh_config* config) noexcept {
   return run("rh_config_init", [&] {
     check_header(config, "config", Access::write);

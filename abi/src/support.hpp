@@ -36,7 +36,7 @@ struct Model {
 
 // Runs `task` on the library's runtime thread, waits for it, and rethrows here whatever it threw. Starting the
 // runtime, creating and destroying models, and every call on a model whose space shares one execution-space instance
-// (Kokkos 3.4, or CUDA) go through it: Kokkos 3.4 works only on the thread that initialized it (the OpenMP instance
+// (Traits::independent_instances false: Kokkos 3.4, or a device space) go through it: Kokkos 3.4 works only on the thread that initialized it (the OpenMP instance
 // is thread-local) and its default instances are not reentrant (Serial keeps one global team scratch buffer).
 // Callers on any thread are thus served, one call at a time. A model whose space gives it an instance of its own
 // (Kokkos >= 4, host spaces) runs its calls on the calling thread instead, in parallel with other models.

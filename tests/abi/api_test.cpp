@@ -96,7 +96,7 @@ TEST_CASE("compiled spaces") {
     rh_space_info info;
     RH_STRUCT_INIT(&info);
     REQUIRE(rh_space_get(i, &info) == RH_SUCCESS);
-    CHECK(info.space > previous);  // serial, openmp, cuda order
+    CHECK(info.space > previous);  // RH_SPACE_* order
     previous = info.space;
     REQUIRE(std::memchr(info.name, '\0', sizeof info.name) != nullptr);  // NUL-terminated
     const std::string name = info.name;
@@ -124,6 +124,40 @@ TEST_CASE("compiled spaces") {
   }
   CHECK(under_test);
   CHECK(rh_init(RH_ABI_VERSION, 3, -1) == RH_SUCCESS);  // already started: succeeds, changes nothing
+}
+
+TEST_CASE("rh_space_name and rh_penalty_name: every known value, and nothing else") {
+  const char* name = nullptr;
+  std::int32_t value = 1;
+#define RH_CHECK_SPACE_NAME(space_name, NAME, own_memory)         \
+  CHECK(value == RH_SPACE_##NAME);                                \
+  REQUIRE(rh_space_name(value++, &name) == RH_SUCCESS);           \
+  CHECK(std::string(name) == #space_name);
+  RH_FOR_EACH_KNOWN_SPACE(RH_CHECK_SPACE_NAME)
+#undef RH_CHECK_SPACE_NAME
+  CHECK(rh_space_name(value, &name) == RH_INVALID_ARGUMENT);
+  CHECK(std::string(rh_last_error()) ==
+        "rh_space_name: unknown execution space enum value " + std::to_string(value));
+  CHECK(rh_space_name(0, &name) == RH_INVALID_ARGUMENT);
+  CHECK(rh_space_name(1, nullptr) == RH_INVALID_ARGUMENT);
+  CHECK(std::string(rh_last_error()) == "rh_space_name: name is a NULL pointer");
+
+  // Every penalty it names is one a model accepts, each under a name of its own; the first value it refuses, the
+  // model refuses too.
+  std::set<std::string> names;
+  for (value = 1; rh_penalty_name(value, &name) == RH_SUCCESS; ++value) {
+    CHECK(names.insert(name).second);
+    rh_config c = make_config(RH_DTYPE_F64, value);
+    rh_model* m = nullptr;
+    CHECK(rh_model_create(RH_ABI_VERSION, &c, &m) == RH_SUCCESS);
+    rh_model_destroy(m);
+  }
+  CHECK(value >= 3);
+  CHECK(std::string(rh_last_error()) == "rh_penalty_name: unknown penalty enum value " + std::to_string(value));
+  rh_config unknown = make_config(RH_DTYPE_F64, value);
+  rh_model* m = nullptr;
+  CHECK(rh_model_create(RH_ABI_VERSION, &unknown, &m) == RH_INVALID_ARGUMENT);
+  CHECK(rh_penalty_name(0, &name) == RH_INVALID_ARGUMENT);
 }
 
 TEST_CASE("create, get_config, destroy") {

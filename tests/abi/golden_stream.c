@@ -6,7 +6,7 @@
  * column-major with a padded leading dimension (the padding is NaN, so reading it would poison the result) and its
  * first batch through rh_model_fit. A and B must agree bit for bit: layout and ld are addressing, not arithmetic.
  *
- * usage: rh_golden_stream FIXTURE SPACE      (SPACE: serial | openmp | cuda) */
+ * usage: rh_golden_stream FIXTURE SPACE      (SPACE: a compiled space's name, as rh_space_get gives it) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

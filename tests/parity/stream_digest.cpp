@@ -51,7 +51,7 @@ std::uint64_t stream_digest(rh::Space space, rh::Penalty penalty) {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    fmt::print(stderr, "usage: rh_stream_digest serial|openmp|cuda\n");
+    fmt::print(stderr, "usage: rh_stream_digest SPACE (the name of a compiled space: rh_spaces lists them)\n");
     return 2;
   }
   const std::string name = argv[1];

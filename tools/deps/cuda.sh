@@ -1,6 +1,6 @@
 # Sourced by tools/rh after kokkos.sh, for the CUDA flavour. Installs Debian's CUDA 11.8 toolkit (the newest CUDA
 # that Kokkos 3.4 builds with; the machine's own /usr/local/cuda is CUDA 13) and builds Kokkos 3.4.01 + Kokkos
-# Kernels 3.4.01 with CUDA + OpenMP + Serial. Why each step is needed: docs/build.md, "CUDA 11.8 + Kokkos 3.4".
+# Kernels 3.4.01 with CUDA and the host spaces. Why each step is needed: docs/build.md, "CUDA 11.8 + Kokkos 3.4".
 #
 # Provides: build_kokkos_cuda (prints the install prefix), run_cuda_env CMD... (runs CMD with only the 11.8
 # toolkit visible) and RH_CUDA_CMAKE_OPTS (what our own project needs to build against that Kokkos).
@@ -104,7 +104,7 @@ write_cuda_compiler() {
     "$RH_DEPS_DIR/nvcc-arch-wrapper.in" > "$cxx.tmp" && chmod 755 "$cxx.tmp" && mv "$cxx.tmp" "$cxx"
 }
 
-# Prints the prefix of Kokkos + Kokkos Kernels built for CUDA (sm_$RH_CUDA_ARCH) + OpenMP + Serial; logs go to
+# Prints the prefix of Kokkos + Kokkos Kernels built for CUDA (sm_$RH_CUDA_ARCH) and the host spaces; logs go to
 # stderr. The build itself runs in run_cuda_env, so kokkos.sh is sourced again in that clean shell.
 build_kokkos_cuda() {
   install_cuda_toolkit || return 1

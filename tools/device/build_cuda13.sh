@@ -121,7 +121,7 @@ for path, hunks in files:
 PY
 }
 
-# 1. Kokkos (Serial + OpenMP + CUDA for one architecture, static and position-independent; tools/deps/user-kokkos.sh).
+# 1. Kokkos (CUDA for one architecture and the host spaces, static and position-independent; tools/deps/user-kokkos.sh).
 stamp="kokkos=$kokkos_version src=$src patch=$([ "$needs_patch" = yes ] && sha256sum "$patch_file" | cut -c1-16)"
 stamp="$stamp nvcc=$nvcc_version arch=$arch kernels=$kernels"
 if [ -f "$prefix/.rh-complete" ] && [ "$(cat "$prefix/.rh-complete")" = "$stamp" ]; then

@@ -1,4 +1,4 @@
-"""A minimal ctypes binding of the C ABI (abi/include/rh/rh.h, ABI 1.1) for the inference studies.
+"""A minimal ctypes binding of the C ABI (abi/include/rh/rh.h: the structs of ABI 1.1, rh_space_name of 1.2) for the inference studies.
 
 Only what the studies need: a model on one space, partial_fit on float64 host arrays, the coefficients and the
 inference calls. Every failed call raises RuntimeError with the library's message.
@@ -13,7 +13,6 @@ import numpy as np
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 RH_DTYPE_F64 = 2
-RH_SPACE = {"serial": 1, "openmp": 2, "cuda": 3}
 RH_PENALTY_NONE = 1
 RH_LAYOUT_ROW_MAJOR = 1
 RH_MEMORY_HOST = 1
@@ -79,6 +78,16 @@ class Library:
                                                       ctypes.c_void_p, ctypes.c_int64]
         lib.rh_init.argtypes = [ctypes.c_uint32, ctypes.c_int32, ctypes.c_int32]
         lib.rh_model_get_state.argtypes = [ctypes.c_void_p, ctypes.POINTER(State)]
+        lib.rh_space_name.argtypes = [ctypes.c_int32, ctypes.POINTER(ctypes.c_char_p)]
+
+    def space_value(self, space):
+        """RH_SPACE_* of the space called `space`, from the library's names (rh_space_name, ABI 1.2)."""
+        name, value = ctypes.c_char_p(), 1
+        while self.lib.rh_space_name(value, ctypes.byref(name)) == 0:
+            if name.value.decode() == space:
+                return value
+            value += 1
+        raise RuntimeError(f"the library knows no execution space called {space!r}")
 
     def check(self, status, what):
         if status != 0:
@@ -93,7 +102,7 @@ class Model:
         c = Config()
         c.abi_version, c.struct_size = ABI_VERSION, ctypes.sizeof(Config)
         library.check(lib.rh_config_init(ctypes.byref(c)), "rh_config_init")
-        c.space, c.dtype, c.penalty = RH_SPACE[space], RH_DTYPE_F64, RH_PENALTY_NONE
+        c.space, c.dtype, c.penalty = library.space_value(space), RH_DTYPE_F64, RH_PENALTY_NONE
         c.tau, c.inference, c.fit_intercept = tau, 1 if inference else 0, 1 if fit_intercept else 0
         for name, value in config.items():
             setattr(c, name, value)

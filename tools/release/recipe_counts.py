@@ -73,10 +73,19 @@ def tree_files(rev):
         yield path, data.decode("utf-8", errors="replace")
 
 
+# A record's section of a doc, between <!-- record:NAME:begin --> and <!-- record:NAME:end -->, is written by
+# `tools/rh doc` from the record it names (its fingerprint names the spaces that run had): a new member changes it
+# only through a new record, never by hand, so it is not a place to add one.
+GENERATED_SECTION = re.compile(r"<!-- record:([\w-]+):begin.*?<!-- record:\1:end[^\n]*", re.DOTALL)
+# A doc's "What we tried" section is history (each row a past try, cited by its commit), as CHANGELOG.md is.
+HISTORY_SECTION = re.compile(r"^## What we tried\n.*?(?=^## |\Z)", re.MULTILINE | re.DOTALL)
+
+
 def measure(rev=None):
     """For each recipe, the sorted files that name all its existing members together."""
     found = {change: [] for change in LISTERS}
     for path, text in tree_files(rev):
+        text = HISTORY_SECTION.sub("", GENERATED_SECTION.sub("", text))
         lines = text.splitlines()
         for change, (patterns, window) in LISTERS.items():
             regexes = [re.compile(p, re.IGNORECASE if window else 0) for p in patterns]

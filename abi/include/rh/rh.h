@@ -197,7 +197,7 @@ typedef struct rh_space_info {
   int32_t device_count;  /* 1 for host spaces; for CUDA the visible devices (0 = compiled but none present) */
   int32_t concurrency;   /* host threads, or resident device threads */
   int32_t reserved0;     /* written as 0 */
-  char name[16];         /* "serial", "openmp", "cuda"; NUL-terminated */
+  char name[16];         /* rh_space_name(space); NUL-terminated */
   /* ABI 1.2 (a caller of ABI 1.0 or 1.1 passes the 40 bytes above: neither field is written) */
   int32_t own_memory;    /* 1: the space computes in memory of its own (a device: CUDA), accepts RH_MEMORY_DEVICE
                             arrays and copies host arrays; 0: a host space */
@@ -228,9 +228,15 @@ RH_API rh_status rh_init(uint32_t abi_version, int32_t host_threads, int32_t dev
 RH_API rh_status rh_set_memory_limit(uint64_t bytes) RH_NOEXCEPT;
 RH_API rh_status rh_get_memory_limit(uint64_t* bytes) RH_NOEXCEPT;
 
-/* The compiled execution spaces, in the order serial, openmp, cuda. Starts the runtime if needed. */
+/* The compiled execution spaces, in RH_SPACE_* order. Starts the runtime if needed. */
 RH_API rh_status rh_space_count(int32_t* count) RH_NOEXCEPT;
 RH_API rh_status rh_space_get(int32_t index, rh_space_info* info) RH_NOEXCEPT;
+
+/* The name of an execution space (RH_SPACE_*) or a penalty (RH_PENALTY_*) the library knows, compiled or not:
+ * `*name` is set to a static NUL-terminated string; RH_INVALID_ARGUMENT for a value it does not know. The known
+ * values are 1, 2, ... up to the first that fails, so a caller can list them (ABI 1.2). Does not start the runtime. */
+RH_API rh_status rh_space_name(int32_t space, const char** name) RH_NOEXCEPT;
+RH_API rh_status rh_penalty_name(int32_t penalty, const char** name) RH_NOEXCEPT;
 
 /* Fills every field after the header with the library defaults (float64, the first compiled space, device 0,
  * default threads, and the estimator defaults of docs/abi.md). */

@@ -24,7 +24,7 @@ namespace detail { class EngineBase; }
 
 struct SpaceInfo {
   Space space;
-  std::string name;   // "serial", "openmp", "cuda"
+  std::string name;   // space_name(space)
   int concurrency;    // threads (host spaces) or resident threads (devices)
   int device_count;   // devices this space can use (1 for host spaces, 0 = compiled but no device present)
   // Models of this space on different threads run at the same time, each on an execution-space instance of its
@@ -37,7 +37,7 @@ struct SpaceInfo {
   bool own_memory;
 };
 
-// The execution spaces this build was compiled with, in the order serial, openmp, cuda (initializes Kokkos).
+// The execution spaces this build was compiled with, in rh::Space order (initializes Kokkos).
 std::vector<SpaceInfo> compiled_spaces();
 // Neither of these initializes Kokkos: usable to check for a GPU before anything can abort on its absence.
 bool space_compiled(Space space);

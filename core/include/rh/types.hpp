@@ -10,7 +10,7 @@
 namespace rh {
 
 // Every space the library knows, compiled or not, from the one list of cmake/RhSpaces.cmake (rh/known_spaces.hpp):
-// serial = 0, openmp = 1, cuda = 2, a new space appends.
+// 0, 1, ... in its order; a new space appends.
 #define RH_SPACE_ENUMERATOR(name, NAME, own_memory) name,
 enum class Space : int { RH_FOR_EACH_KNOWN_SPACE(RH_SPACE_ENUMERATOR) };
 #undef RH_SPACE_ENUMERATOR
@@ -20,7 +20,7 @@ enum class Layout : int { row_major = 0, col_major = 1 };
 // checked, never guessed.
 enum class Memory : int { host = 0, device = 1 };
 
-// Every space has a name, compiled or not ("serial", "openmp", "cuda"); other values are "unknown".
+// Every space has a name, compiled or not (its RH_KNOWN_SPACES entry); other values are "unknown".
 const char* space_name(Space s) noexcept;
 bool space_known(Space s) noexcept;
 // Whether a space computes in memory of its own (a device: CUDA), where device pointers are accepted and host arrays

@@ -16,7 +16,7 @@ except PackageNotFoundError:
 
 
 def compiled_spaces() -> list[str]:
-    """Names of the execution spaces the loaded library was built with ("serial", "openmp", "cuda")."""
+    """Names of the execution spaces the loaded library was built with, in RH_SPACE_* order."""
     return [s["name"] for s in load_library().spaces()]
 
 

@@ -21,10 +21,6 @@ ABI_VERSION = (ABI_MAJOR << 16) | ABI_MINOR
 
 SUCCESS = 0
 DTYPE = {"float32": 1, "float64": 2}
-SPACE = {"serial": 1, "openmp": 2, "cuda": 3}
-SPACE_NAME = {v: k for k, v in SPACE.items()}
-PENALTY = {"none": 1, "l1": 2}
-PENALTY_NAME = {v: k for k, v in PENALTY.items()}
 LAYOUT_ROW_MAJOR, LAYOUT_COL_MAJOR = 1, 2
 MEMORY_HOST, MEMORY_DEVICE = 1, 2
 
@@ -92,6 +88,8 @@ _PROTOTYPES = {
     "rh_get_memory_limit": (_i32, [ctypes.POINTER(ctypes.c_uint64)]),
     "rh_space_count": (_i32, [ctypes.POINTER(_i32)]),
     "rh_space_get": (_i32, [_i32, ctypes.POINTER(SpaceInfo)]),
+    "rh_space_name": (_i32, [_i32, ctypes.POINTER(ctypes.c_char_p)]),
+    "rh_penalty_name": (_i32, [_i32, ctypes.POINTER(ctypes.c_char_p)]),
     "rh_config_init": (_i32, [ctypes.POINTER(Config)]),
     "rh_model_create": (_i32, [_u32, ctypes.POINTER(Config), ctypes.POINTER(_model_p)]),
     "rh_model_destroy": (_i32, [_model_p]),
@@ -141,6 +139,18 @@ class Library:
             raise VersionMismatchError(f"{path} implements ABI {version >> 16}.{version & 0xFFFF}; this package "
                                        f"needs {ABI_MAJOR}.{ABI_MINOR} or a later {ABI_MAJOR}.x")
         self.version = self.library_version().decode()
+        # {name: RH_SPACE_* / RH_PENALTY_* value} of every space and penalty the library knows, compiled or not
+        self.space_values, self.penalty_values = self._known(self.space_name), self._known(self.penalty_name)
+        self.penalty_names = {v: k for k, v in self.penalty_values.items()}
+
+    @staticmethod
+    def _known(name_of) -> dict[str, int]:
+        """The library's names of the values 1, 2, ... up to the first it does not know (rh_space_name and
+        rh_penalty_name): nothing here repeats the lists of rh.h."""
+        out, name = {}, ctypes.c_char_p()
+        while name_of(len(out) + 1, ctypes.byref(name)) == SUCCESS:
+            out[name.value.decode()] = len(out) + 1
+        return out
 
     def check(self, status: int) -> None:
         """Raises the exception of a failed call, with this thread's message (rh_last_error)."""

@@ -17,7 +17,7 @@ from sklearn.exceptions import DataConversionWarning, NotFittedError
 from sklearn.utils import check_array, check_consistent_length
 
 from . import _arrays, _lib
-from ._errors import InvalidArgumentError
+from ._errors import InvalidArgumentError, UnavailableError
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,6 @@ class Summary:
     __repr__ = __str__
 
 
-_SPACES = ("auto", "serial", "openmp", "cuda")
 
 
 def _feature_names(X: Any) -> np.ndarray | None:
@@ -120,9 +119,9 @@ class RenewableHuberRegressor(RegressorMixin, BaseEstimator):
     n_jobs : int or None
         OpenMP threads of the library's runtime: None = OMP_NUM_THREADS, -1 = all CPUs. Read when the runtime
         starts (the first model of the process); with ``space="auto"``, ``n_jobs=1`` picks the Serial space.
-    space : {"auto", "serial", "openmp", "cuda"}
-        Execution space. "auto": CUDA when the first batch is a CUDA array, else OpenMP when compiled (Serial
-        when not, or when ``n_jobs == 1``).
+    space : "auto" or the name of a space (``compiled_spaces()`` lists this build's)
+        Execution space. "auto": the compiled space with memory of its own when the first batch is a
+        device array, else OpenMP when compiled (Serial when not, or when ``n_jobs == 1``).
     inference : bool
         Keep the score variance K (penalty "none" only) for ``standard_errors_``, ``p_values_``,
         ``confidence_intervals`` and ``summary``.
@@ -167,19 +166,24 @@ class RenewableHuberRegressor(RegressorMixin, BaseEstimator):
         return os.cpu_count() or 1 if n_jobs == -1 else int(n_jobs)
 
     def _resolve_space(self, lib: _lib.Library, on_device: bool) -> str:
-        if self.space not in _SPACES:
-            raise InvalidArgumentError(f"space must be one of {_SPACES} (got {self.space!r})")
+        spaces = ("auto", *lib.space_values)
+        if self.space not in spaces:
+            raise InvalidArgumentError(f"space must be one of {spaces} (got {self.space!r})")
         if self.space != "auto":
             return self.space
         if on_device:
-            return "cuda"
+            device = [s["name"] for s in lib.spaces() if s["own_memory"]]
+            if not device:
+                raise UnavailableError("device arrays need an execution space with memory of its own, and none is "
+                                       "compiled into this build of the library")
+            return device[0]
         compiled = {s["name"] for s in lib.spaces()}
         if "openmp" in compiled and self.n_jobs != 1:
             return "openmp"
         return "serial" if "serial" in compiled else next(iter(sorted(compiled)))
 
     def _config(self, lib: _lib.Library, space: str) -> _lib.Config:
-        for name, allowed in (("penalty", _lib.PENALTY), ("dtype", _lib.DTYPE)):
+        for name, allowed in (("penalty", lib.penalty_values), ("dtype", _lib.DTYPE)):
             if getattr(self, name) not in allowed:
                 raise InvalidArgumentError(f"{name} must be one of {tuple(allowed)} (got {getattr(self, name)!r})")
         for name in ("tau", "lambda_scale", "bandwidth_scale", "tol", "ridge"):
@@ -194,9 +198,9 @@ class RenewableHuberRegressor(RegressorMixin, BaseEstimator):
         lib.check(lib.config_init(ctypes.byref(c)))
         c.tau, c.lambda_scale, c.bandwidth_scale = self.tau, self.lambda_scale, self.bandwidth_scale
         c.tol, c.ridge, c.max_iter = self.tol, self.ridge, int(self.max_iter)
-        c.penalty, c.dtype = _lib.PENALTY[self.penalty], _lib.DTYPE[self.dtype]
+        c.penalty, c.dtype = lib.penalty_values[self.penalty], _lib.DTYPE[self.dtype]
         c.fit_intercept, c.inference = int(bool(self.fit_intercept)), int(bool(self.inference))
-        c.space, c.device_id, c.host_threads = _lib.SPACE[space], int(self.device_id), self._host_threads()
+        c.space, c.device_id, c.host_threads = lib.space_values[space], int(self.device_id), self._host_threads()
         return c
 
     def _new_handle(self, on_device: bool) -> tuple[_lib.Handle, str]:
@@ -518,7 +522,7 @@ class RenewableHuberRegressor(RegressorMixin, BaseEstimator):
         lib.check(lib.model_get_config(handle.value, ctypes.byref(c)))
         self.tau, self.lambda_scale, self.bandwidth_scale, self.tol, self.ridge = (
             c.tau, c.lambda_scale, c.bandwidth_scale, c.tol, c.ridge)
-        self.max_iter, self.penalty = c.max_iter, _lib.PENALTY_NAME[c.penalty]
+        self.max_iter, self.penalty = c.max_iter, lib.penalty_names[c.penalty]
         self.fit_intercept, self.inference = bool(c.fit_intercept), bool(c.inference)
         self._handle, self.space_ = handle, space
         st = _lib.State()
