@@ -51,22 +51,17 @@
 #include <string>
 #include <vector>
 
-#ifdef KOKKOS_ENABLE_CUDA
-#include <cuda_runtime_api.h>
-#endif
-
 #include "gram_pass.hpp"
-#if __has_include("rh/detail/host_isa.hpp")  // tools/rh ab builds this worker against older library revisions too
-#include "rh/detail/host_isa.hpp"
-#define RH_PERF_HOST_ISA rh::detail::host_isa_name()
-#else
-#define RH_PERF_HOST_ISA "baseline"
-#endif
 #include "kernel_profile.hpp"
 #include "machine_load.hpp"
 #include "perf_build_info.hpp"
+#include "rh/detail/compiled_spaces.hpp"
+#include "rh/detail/host_isa.hpp"
 #include "rh/regressor.hpp"
 #include "rh/version.hpp"
+#ifdef RH_DEVICE_MEMORY_HEADER  // a compiled space with its own memory: its device, as the fingerprint names it
+#include RH_DEVICE_MEMORY_HEADER
+#endif
 
 namespace {
 
@@ -320,18 +315,11 @@ double read_bandwidth(size_t bytes) {
 
 double read_bandwidth(rh::Space space, size_t bytes) {
   rh::initialize_runtime();
-  switch (space) {
-#ifdef KOKKOS_ENABLE_SERIAL
-    case rh::Space::serial: return read_bandwidth<Kokkos::Serial>(bytes);
-#endif
-#ifdef KOKKOS_ENABLE_OPENMP
-    case rh::Space::openmp: return read_bandwidth<Kokkos::OpenMP>(bytes);
-#endif
-#ifdef KOKKOS_ENABLE_CUDA
-    case rh::Space::cuda: return read_bandwidth<Kokkos::Cuda>(bytes);
-#endif
-    default: throw std::runtime_error("bandwidth: space not compiled");
-  }
+#define RH_PERF_BANDWIDTH(name, traits, ARG) \
+  if (space == traits::id) return read_bandwidth<typename traits::execution_space>(bytes);
+  RH_FOR_EACH_COMPILED_SPACE(RH_PERF_BANDWIDTH, )
+#undef RH_PERF_BANDWIDTH
+  throw std::runtime_error("bandwidth: space not compiled");
 }
 
 rh::Space parse_space(const std::string& s) {
@@ -362,34 +350,33 @@ std::string env_or(const char* name, const char* fallback) {
 json build_info() {
   json spaces = json::array();
   for (const auto& s : rh::compiled_spaces())
-    spaces.push_back({{"name", s.name}, {"concurrency", s.concurrency}, {"device_count", s.device_count}});
+    spaces.push_back({{"name", s.name}, {"concurrency", s.concurrency}, {"device_count", s.device_count},
+                      {"own_memory", s.own_memory}});
   json gpu = nullptr;
-#ifdef KOKKOS_ENABLE_CUDA
-  int count = 0, driver = 0, runtime = 0;
-  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) {
-    cudaDeviceProp prop{};
-    cudaGetDeviceProperties(&prop, 0);
-    cudaDriverGetVersion(&driver);
-    cudaRuntimeGetVersion(&runtime);
-    gpu = {{"name", prop.name},
-           {"compute_capability", fmt::format("{}.{}", prop.major, prop.minor)},
-           {"memory_mib", prop.totalGlobalMem >> 20},
-           {"driver_version", driver},
-           {"runtime_version", runtime},
-           {"devices", count}};
-  }
+#ifdef RH_DEVICE_MEMORY
+  if (const auto device = RH_DEVICE_MEMORY::describe())
+    gpu = {{"name", device->name},
+           {"compute_capability", device->compute_capability},
+           {"memory_mib", device->memory_mib},
+           {"driver_version", device->driver_version},
+           {"runtime_version", device->runtime_version},
+           {"devices", device->devices}};
 #endif
+  json penalties = json::array();  // every penalty the library knows: what a profile measures unless told otherwise
+  for (int v = 0; rh::penalty_known(static_cast<rh::Penalty>(v)); ++v)
+    penalties.push_back(rh::penalty_name(static_cast<rh::Penalty>(v)));
   return {{"ready", true},
           {"engine", "rh"},
           {"library_version", rh::library_version()},
           {"git_revision", RH_GIT_REVISION},
-          {"host_isa", RH_PERF_HOST_ISA},
+          {"host_isa", rh::detail::host_isa_name()},
           {"compiler", RH_PERF_COMPILER},
           {"compiler_flags", RH_PERF_CXX_FLAGS},
           {"library_compile_options", RH_PERF_LIBRARY_OPTIONS},
           {"build_type", RH_PERF_BUILD_TYPE},
           {"kokkos_version", rh::kokkos_version()},
           {"spaces", spaces},
+          {"penalties", penalties},
           {"omp_num_threads", env_or("OMP_NUM_THREADS", "(unset)")},
           {"omp_proc_bind", env_or("OMP_PROC_BIND", "(unset)")},
           {"gpu", gpu}};

@@ -20,14 +20,14 @@ struct Traits {
   static constexpr int team_size = 256;
   static constexpr int gram_tile = 16;    // 16×16 entries: one per thread of a 256-thread team
   // From q = 128 on, 64×64 tiles with a 4×4 block of entries per thread in registers: the narrow path is bound by
-  // its 2 scratch loads per multiply-add (≈ 2.7 TFLOP/s at 4096×257 f64, docs/performance.md), this one does 0.5.
+  // its 2 scratch loads per multiply-add (docs/performance.md, "Why the code is so"), this one does 0.5.
   static constexpr int gram_wide_tile = 64;
   static constexpr int stage_rows = 32;   // rows of a tile pair staged in team scratch at a time
-  // Row chunks (see HostTraits): 128 teams of 256 threads fill the 132 SMs of an H100/H200.
+  // Row chunks (see HostTraits): 128 teams of 256 threads fill the SMs of a data-centre GPU (132 on an H100/H200).
   static constexpr long long min_chunks = 16;
   static constexpr long long max_chunks = 128;
-  // Host arrays reach the device through pinned memory (54 GB/s on the H200's PCIe 5 link against 7–14 GB/s from
-  // pageable memory, docs/evidence/h200.md), 4 MiB at a time: the host copy of one chunk overlaps
+  // Host arrays reach the device through pinned memory (several times faster than from pageable memory,
+  // docs/evidence/h200.md), 4 MiB at a time: the host copy of one chunk overlaps
   // the transfers of the ones before, through the process's pool of pinned slots (rh/detail/staging_pool.hpp;
   // a buffer pinned per model made cold streams slower than pageable copies, docs/evidence/h200.md).
   using staging_space = Kokkos::CudaHostPinnedSpace;
@@ -38,9 +38,8 @@ struct Traits {
     return static_cast<int>(entries < 32 ? 32 : (entries > 1024 ? 1024 : entries));
   }
   // Up to q = 320 the whole Cholesky runs in one team (rh::cholesky_team, when its panel fits in team scratch),
-  // above in panels of 8 rows, each factored by one thread with the trailing updates over many teams. H200
-  // (rh_solve_bench, docs/evidence/h200.md): one team 0.147 / 0.728 ms at q = 91 / 257 in f64 against
-  // 0.311 / 0.964 for panels of 8; at q = 385 in f32 the team is slower (1.64 against 1.44 ms).
+  // above in panels of 8 rows, each factored by one thread with the trailing updates over many teams: the one team
+  // is faster up to there and slower beyond (rh_solve_bench, docs/evidence/h200.md).
   static int cholesky_panel(long long q) { return q <= 320 ? static_cast<int>(q) : 8; }
 
   // Asked before Kokkos starts (a CUDA build cannot start Kokkos without a GPU): 0 when none is usable.

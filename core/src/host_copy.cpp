@@ -1,6 +1,6 @@
 // Host-to-host copies of large caller arrays into the staging slots, split over a few threads: one thread copies
-// pageable into pinned memory at about 7 GB/s on the H200's host (docs/evidence/h200.md), far
-// below the 54 GB/s of the transfers that follow, so the copy, not the link, set the host-input time.
+// pageable into pinned memory far slower than the transfers that follow, so the copy, not the link, would set the
+// host-input time (docs/performance.md, "Why the code is so").
 #include <algorithm>
 #include <cstring>
 #include <system_error>

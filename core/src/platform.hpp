@@ -8,7 +8,7 @@
 //   process_id    GetCurrentProcessId.
 //   physical_memory_bytes  GlobalMemoryStatusEx.
 //   thread_cpu_seconds  QueryThreadCycleTime over the processor's cycle rate, or -1 (GetThreadTimes advances only at
-//                 the scheduler tick, ~15.6 ms: too coarse for a batch of a few ms).
+//                 the scheduler tick: too coarse for one batch).
 //   thread_cpu_clock    OpenThread(THREAD_QUERY_LIMITED_INFORMATION, GetCurrentThreadId()), the handle kept (cached
 //                 per thread) for QueryThreadCycleTime by thread_cpu_seconds(clock).
 //   runnable_threads  -1 (Windows has no cheap count of the threads that run or wait for a core).

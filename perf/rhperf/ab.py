@@ -3,7 +3,9 @@
 1. Each revision is checked out as a git worktree inside the build folder (build/ab/<commit>/src) and built in its
    own build directory (build/ab/<commit>/build) with tools/rh build's options. The harness of the invoking tree
    (perf/*.cpp, *.hpp, CMakeLists.txt) is copied over each worktree's perf/ first: both libraries are measured by
-   the same instrument, and a revision older than the harness can still be measured.
+   the same instrument. It builds against a revision whose library has what the harness includes (the host ISA
+   name, the generated list of compiled spaces, backends/<space>/device_memory.hpp's describe()); an older one is
+   measured with the harness of its own time, checked out by hand.
 2. Every case is calibrated once, on the base build; the repetition plan (case → operations per sample) is then
    frozen, its SHA-256 recorded, and used by both builds.
 3. The cases run group by group, the two builds alternating A B, B A, … for `rounds` rounds; disturbed samples

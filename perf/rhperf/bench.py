@@ -47,7 +47,6 @@ PROFILES = {
                     samples=9, min_sample_seconds=0.25, max_reps=64, quiet_wait=20.0, retries=3),
 }
 DTYPES = ("f64", "f32")
-PENALTIES = ("none", "l1")
 # (lifecycle, operation): steady is defined for partial_fit only (the reference's rule).
 WORKLOADS = (("cold", "partial_fit"), ("steady", "partial_fit"), ("cold", "fit"))
 INPUTS = ("host", "device")
@@ -228,17 +227,28 @@ class Engines:
     ours: dict  # label ("" or "A:"/"B:") → Worker
     spaces: list  # space names measured (with a device)
     peers: dict  # peer engine name → Worker
-    device_spaces: tuple = ("cuda",)  # spaces with their own memory: measured with device input too
 
     def workers(self) -> list[Worker]:
         return list(self.ours.values()) + list(dict.fromkeys(self.peers.values()))
+
+    def device_spaces(self) -> set:
+        """Our spaces with their own memory (measured with device input too), as the workers' libraries say."""
+        return {s["name"] for w in self.ours.values() for s in w.info["spaces"] if s.get("own_memory")}
+
+    def penalties(self) -> tuple:
+        """Every penalty our workers' libraries know (each worker's ready message), in the library's order."""
+        known = [w.info.get("penalties") for w in self.ours.values()]
+        if not known or None in known:
+            raise SystemExit("a worker does not name its penalties (a harness older than rh_perf_worker's "
+                             "\"penalties\"): pass --penalties")
+        return tuple(p for p in known[0] if all(p in k for k in known[1:]))
 
 
 @dataclass
 class Selection:
     shapes: list | None = None
     dtypes: tuple = DTYPES
-    penalties: tuple = PENALTIES
+    penalties: tuple | None = None  # None: every penalty the library knows (Engines.penalties)
     workloads: tuple = WORKLOADS
     inputs: tuple = INPUTS
     cases: str | None = None  # regular expression on case ids
@@ -249,12 +259,12 @@ def stream_slots(profile: Profile, shape, sha, engines: Engines, sel: Selection,
                  operation) -> list[Slot]:
     slots = []
     # With --inference each space is measured twice in the same rounds: as is and with Config::inference on (penalty
-    # none only: the library refuses inference with l1).
+    # none only: the library refuses inference with the others).
     variants = [""] + (["+inference"] if sel.inference and penalty == "none" else [])
     for label, worker in engines.ours.items():
         for space in [s + v for s in engines.spaces for v in variants]:
             for where in sel.inputs:
-                if where == "device" and space.split("+")[0] not in engines.device_spaces:
+                if where == "device" and space.split("+")[0] not in engines.device_spaces():
                     continue
                 key = stream_key(profile.name, shape, sha, dtype, penalty, lifecycle, operation, f"rh:{space}", where)
                 slots.append(Slot(rec.case_id(key), key, worker,
@@ -318,7 +328,7 @@ def run_profile(profile: Profile, engines: Engines, sel: Selection, settings: Se
                 groups.append((f"{name} {dtype}", [s for s in slots if not sel.cases or re.search(sel.cases, s.case)]))
         else:
             for dtype in sel.dtypes:
-                for penalty in sel.penalties:
+                for penalty in sel.penalties or engines.penalties():
                     for lifecycle, operation in sel.workloads:
                         groups.append((f"{name} {dtype} {penalty} {lifecycle} {operation}",
                                        stream_slots(profile, shape, sha, engines, sel, dtype, penalty, lifecycle,

@@ -18,7 +18,7 @@ def add_run_flags(p: argparse.ArgumentParser, default_profile: str) -> None:
     p.add_argument("--spaces", type=csv, help="our spaces to measure (default: every compiled one with a device)")
     p.add_argument("--shapes", type=csv, help="shape names of the profile (default: all)")
     p.add_argument("--dtypes", type=csv, default=bench.DTYPES)
-    p.add_argument("--penalties", type=csv, default=bench.PENALTIES)
+    p.add_argument("--penalties", type=csv, help="penalty names (default: every one the library knows)")
     p.add_argument("--workloads", type=csv, default=tuple(f"{a}:{b}" for a, b in bench.WORKLOADS),
                    help="lifecycle:operation pairs (default: cold:partial_fit,steady:partial_fit,cold:fit)")
     p.add_argument("--inputs", type=csv, default=bench.INPUTS,

@@ -31,6 +31,8 @@ import numpy as np
 from rhperf import data as rhdata
 
 THREADS = int(os.environ.get("RH_PEER_THREADS", "2"))
+# SGDRegressor's counterpart of each of our penalties; one without a counterpart is skipped for that peer.
+SGD_PENALTY = {"none": None, "l1": "l1"}
 
 
 def _optional(module: str):
@@ -194,8 +196,10 @@ class Peers:
             raise Skip("SGDRegressor is measured with partial_fit over the batches")
         if engine == "sklearn_huber" and operation != "fit":
             raise Skip("HuberRegressor has no partial_fit: measured with fit on all rows")
-        if engine == "sklearn_huber" and penalty == "l1":
-            raise Skip("HuberRegressor has no L1 penalty")
+        if engine == "sklearn_huber" and penalty != "none":
+            raise Skip(f"HuberRegressor has no {penalty.upper()} penalty")
+        if engine == "sklearn_sgd" and penalty not in SGD_PENALTY:
+            raise Skip(f"SGDRegressor has no counterpart of penalty {penalty}")
         x, y = self.arrays(dtype, False)
         b = self.batch
         seconds = []
@@ -205,7 +209,7 @@ class Peers:
             try:
                 t0 = time.perf_counter()
                 if engine == "sklearn_sgd":
-                    model = SGDRegressor(loss="huber", penalty=None if penalty == "none" else "l1", random_state=0)
+                    model = SGDRegressor(loss="huber", penalty=SGD_PENALTY[penalty], random_state=0)
                     for r in range(0, x.shape[0], b):
                         model.partial_fit(x[r:r + b], y[r:r + b])
                     iterations, converged = None, None  # one pass per batch: no iterations, no convergence test

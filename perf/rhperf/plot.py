@@ -16,7 +16,14 @@ from . import gate
 from . import record as rec
 
 WORKLOADS = (("cold", "partial_fit"), ("cold", "fit"))
-PANELS = (("f64", "none"), ("f64", "l1"), ("f32", "none"), ("f32", "l1"))
+DTYPES = ("f64", "f32")  # the panels' order: float64 first
+
+
+def panels_of(cases: list) -> list:
+    """(dtype, penalty) of every panel the record's cases fill: float64 first, the penalties in the record's order."""
+    penalties = list(dict.fromkeys(c["key"]["penalty"] for c in cases))
+    present = {(c["key"]["dtype"], c["key"]["penalty"]) for c in cases}
+    return [(dt, pen) for dt in DTYPES for pen in penalties if (dt, pen) in present]
 
 
 def engine_label(key: dict) -> str:
@@ -40,7 +47,7 @@ def times(plt, record: dict, path: Path) -> None:
     cases = stream_cases(record)
     shapes = shapes_of(cases)
     engines = list(dict.fromkeys(engine_label(c["key"]) for c in cases))
-    panels = [pd for pd in PANELS if any((c["key"]["dtype"], c["key"]["penalty"]) == pd for c in cases)]
+    panels = panels_of(cases)
     workloads = [w for w in WORKLOADS if any((c["key"]["lifecycle"], c["key"]["operation"]) == w for c in cases)]
     fig, axes = plt.subplots(len(workloads), len(panels), figsize=(4.2 * len(panels) + 1, 3.8 * len(workloads) + 1),
                              squeeze=False)
@@ -94,7 +101,7 @@ def speedup(plt, record: dict, path: Path) -> bool:
     if not baselines or not ours:
         return False
     shapes = shapes_of(cases)
-    combos = [(dt, pen) for dt, pen in PANELS if any(k[1:3] == (dt, pen) for k in by)]
+    combos = [(dt, pen) for dt, pen in panels_of(cases) if any(k[1:3] == (dt, pen) for k in by)]
     fig, axes = plt.subplots(1, len(baselines), figsize=(5.5 * len(baselines), 4.2), squeeze=False)
     colors = plt.get_cmap("tab20")
     series = [(o, dt, pen) for o in ours for dt, pen in combos]

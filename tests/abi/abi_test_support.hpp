@@ -33,6 +33,21 @@ inline std::int32_t space_under_test() { return space_info_under_test().space; }
 // Whether the space under test has memory of its own (a device): asked of the library, never read from its name.
 inline bool space_under_test_has_own_memory() { return space_info_under_test().own_memory == 1; }
 
+// Every penalty the library knows, as RH_PENALTY_* values in order (rh_penalty_name): the tests that cover every
+// penalty iterate this, so a new one is covered without naming it here.
+inline std::vector<std::int32_t> known_penalties() {
+  std::vector<std::int32_t> out;
+  const char* name = nullptr;
+  while (rh_penalty_name(static_cast<std::int32_t>(out.size()) + 1, &name) == RH_SUCCESS)
+    out.push_back(static_cast<std::int32_t>(out.size()) + 1);
+  REQUIRE(out.size() >= 2);
+  return out;
+}
+inline std::string penalty_label(std::int32_t p) {
+  const char* name = nullptr;
+  return rh_penalty_name(p, &name) == RH_SUCCESS ? name : "an unknown penalty";
+}
+
 inline rh_config make_config(std::int32_t dtype = RH_DTYPE_F64, std::int32_t penalty = RH_PENALTY_NONE) {
   rh_config c;
   RH_STRUCT_INIT(&c);

@@ -78,36 +78,27 @@ rh_config c_config(Start start) {
 // The state of `m` (both arrays of K included) as the C++ API holds it.
 rh::State c_state(rh_model* m) {
   const Snapshot s = snapshot(m);
-  rh::State st;
-  st.n_features = s.scalars.n_features;
-  st.fit_intercept = s.scalars.fit_intercept != 0;
-  st.coefficients = s.coefficients;
-  st.information = s.information;
-  st.score_variance = s.score_variance;
-  st.n_samples_seen = s.scalars.n_samples_seen;
-  st.batch_count = s.scalars.batch_count;
-  st.previous_lambda = s.scalars.previous_lambda;
-  st.weight_sum = s.scalars.weight_sum;
-  st.score_variance_batches = s.scalars.score_variance_batches;
+  rh::State st;  // every field under its own name in rh_state (rh/types.hpp's lists)
+#define RH_COPY_SCALAR(type, name, init, since) st.name = static_cast<type>(s.scalars.name);
+  RH_STATE_SCALARS(RH_COPY_SCALAR)
+#undef RH_COPY_SCALAR
+#define RH_COPY_ARRAY(name, rank, since) st.name = s.name;
+  RH_STATE_ARRAYS(RH_COPY_ARRAY)
+#undef RH_COPY_ARRAY
   return st;
 }
 
 rh_status c_set(rh_model* m, rh::State& st) {
   rh_state c;
   RH_STRUCT_INIT(&c);
-  c.n_features = st.n_features;
-  c.fit_intercept = st.fit_intercept;
-  c.coefficients = st.coefficients.data();
-  c.information = st.information.data();
-  c.score_variance = st.score_variance.data();
-  c.coefficients_length = static_cast<std::int64_t>(st.coefficients.size());
-  c.information_length = static_cast<std::int64_t>(st.information.size());
-  c.score_variance_length = static_cast<std::int64_t>(st.score_variance.size());
-  c.n_samples_seen = st.n_samples_seen;
-  c.batch_count = st.batch_count;
-  c.previous_lambda = st.previous_lambda;
-  c.weight_sum = st.weight_sum;
-  c.score_variance_batches = st.score_variance_batches;
+#define RH_SET_SCALAR(type, name, init, since) c.name = st.name;
+  RH_STATE_SCALARS(RH_SET_SCALAR)
+#undef RH_SET_SCALAR
+#define RH_SET_ARRAY(name, rank, since) \
+  c.name = st.name.data();              \
+  c.name##_length = static_cast<std::int64_t>(st.name.size());
+  RH_STATE_ARRAYS(RH_SET_ARRAY)
+#undef RH_SET_ARRAY
   return rh_model_set_state(m, &c);
 }
 
@@ -333,10 +324,11 @@ Row save_file_row(const std::string& input, const std::string& path) {
 
 // Nothing seen, yet fitted coefficients and information (issue 15, item 6).
 void empty_with_content(rh::State& s) {
-  s.n_samples_seen = 0;
-  s.batch_count = 0;
-  s.weight_sum = 0;
-  s.previous_lambda = 0;
+  rh::StateScalars empty;  // every counter at its initial value; the shape and K's batch count kept
+  empty.n_features = s.n_features;
+  empty.fit_intercept = s.fit_intercept;
+  empty.score_variance_batches = s.score_variance_batches;
+  static_cast<rh::StateScalars&>(s) = empty;
 }
 
 std::vector<std::uint8_t> spoiled(std::vector<std::uint8_t> bytes, std::size_t offset, std::uint8_t value) {

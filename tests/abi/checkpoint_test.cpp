@@ -70,9 +70,6 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 const char* dtype_label(std::int32_t d) { return d == RH_DTYPE_F32 ? "float32" : "float64"; }
-const char* penalty_label(std::int32_t p) {
-  return p == RH_PENALTY_L1 ? "l1" : (p == RH_PENALTY_NONE ? "none" : "an unknown penalty");
-}
 
 }  // namespace
 
@@ -160,7 +157,9 @@ TEST_CASE("two-call sizing, and a round trip restores every bit") {
 
 TEST_CASE("save, load, continue: bit-identical to never stopping") {
   for (std::int32_t dtype : {RH_DTYPE_F64, RH_DTYPE_F32}) {
-    for (std::int32_t penalty : {RH_PENALTY_NONE, RH_PENALTY_L1}) {
+    const std::vector<std::int32_t> penalties = known_penalties();
+    for (std::size_t k = 0; k < penalties.size(); ++k) {
+      const std::int32_t penalty = penalties[k];
       for (bool weighted : {false, true}) {
         CAPTURE(dtype_label(dtype));
         CAPTURE(penalty_label(penalty));
@@ -178,7 +177,7 @@ TEST_CASE("save, load, continue: bit-identical to never stopping") {
         rh_config other = c;
         other.tau = 3.0;
         other.max_iter = 5;
-        other.penalty = penalty == RH_PENALTY_L1 ? RH_PENALTY_NONE : RH_PENALTY_L1;
+        other.penalty = penalties[(k + 1) % penalties.size()];
         Model resumed(other);
         REQUIRE(load(resumed, bytes) == RH_SUCCESS);
         partial_fit(resumed, b2, dtype);

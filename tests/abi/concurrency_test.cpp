@@ -162,7 +162,7 @@ TEST_CASE("rh_model_last_error's text stays readable after the model is destroye
 
 // With Kokkos >= 4 on a host space each model runs on an execution-space instance of its own and these threads really
 // run at once (rh::SpaceInfo::concurrent_models); with Kokkos 3.4 the library serializes them. Either way every
-// thread's stream — fits, predictions, scores, in both dtypes and both penalties — must end bit for bit where it ends
+// thread's stream — fits, predictions, scores, in both dtypes and every penalty — must end bit for bit where it ends
 // alone.
 TEST_CASE("models on separate threads give exactly the results each gives alone") {
   constexpr int kBatches = 6;
@@ -172,7 +172,9 @@ TEST_CASE("models on separate threads give exactly the results each gives alone"
     double score = 0;
   };
   const auto dtype_of = [](int t) { return t % 2 ? RH_DTYPE_F32 : RH_DTYPE_F64; };
-  const auto penalty_of = [](int t) { return t / 2 % 2 ? RH_PENALTY_L1 : RH_PENALTY_NONE; };
+  const std::vector<std::int32_t> penalties = known_penalties();
+  const auto penalty_of = [&](int t) { return penalties[static_cast<std::size_t>(t / 2)]; };
+  const int threads = 2 * static_cast<int>(penalties.size());  // one per dtype and penalty
   // One thread's stream on a new model; problems are recorded, not asserted (doctest is not thread-safe).
   auto stream = [&](int t, Outcome& out) {
     Result r;
@@ -202,16 +204,16 @@ TEST_CASE("models on separate threads give exactly the results each gives alone"
     out.expect(rh_model_destroy(m) == RH_SUCCESS, "destroy failed");
     return r;
   };
-  std::vector<Result> alone, together(kThreads);
-  std::vector<Outcome> outcomes(kThreads + 1);
-  for (int t = 0; t < kThreads; ++t) alone.push_back(stream(t, outcomes[kThreads]));
+  std::vector<Result> alone, together(static_cast<std::size_t>(threads));
+  std::vector<Outcome> outcomes(static_cast<std::size_t>(threads) + 1);
+  for (int t = 0; t < threads; ++t) alone.push_back(stream(t, outcomes[static_cast<std::size_t>(threads)]));
   for (int repeat = 0; repeat < 3; ++repeat) {
     std::vector<std::thread> workers;
-    for (int t = 0; t < kThreads; ++t)
+    for (int t = 0; t < threads; ++t)
       workers.emplace_back([&, t] { together[static_cast<std::size_t>(t)] = stream(t, outcomes[static_cast<std::size_t>(t)]); });
     for (std::thread& w : workers) w.join();
     check_outcomes(outcomes);
-    for (int t = 0; t < kThreads; ++t) {
+    for (int t = 0; t < threads; ++t) {
       CAPTURE(t);
       const Result& got = together[static_cast<std::size_t>(t)];
       const Result& want = alone[static_cast<std::size_t>(t)];

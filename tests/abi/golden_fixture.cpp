@@ -5,7 +5,7 @@
 // Fixture grammar (whitespace-separated tokens):
 //   rh-golden-fixture 1 cases N
 //   per case:  case ID DTYPE(f32|f64) RTOL ATOL
-//              config TAU PENALTY(none|l1) LAMBDA_SCALE BANDWIDTH_SCALE FIT_INTERCEPT MAX_ITER TOL RIDGE
+//              config TAU PENALTY(its name) LAMBDA_SCALE BANDWIDTH_SCALE FIT_INTERCEPT MAX_ITER TOL RIDGE
 //              batches B
 //              per batch: batch ROWS COLS HAS_WEIGHTS  X(row-major)  Y  [W]
 //                         expect Q N_SAMPLES_SEEN BATCH_COUNT PREVIOUS_LAMBDA WEIGHT_SUM CONVERGED OBJECTIVE

@@ -180,7 +180,17 @@ void check_call(const char* function, rh_status status, rh_model* m, Snapshot& c
   }
 }
 
+// How many values rh_space_name / rh_penalty_name know (they are 1 .. that count): the valid choices come from the
+// library's own lists, so every penalty and every known space is tried.
+std::int32_t known_count(rh_status (*name_of)(std::int32_t, const char**)) {
+  const char* name = nullptr;
+  std::int32_t count = 0;
+  while (name_of(count + 1, &name) == RH_SUCCESS) ++count;
+  return count;
+}
+
 rh_model* create(FuzzedDataProvider& in) {
+  static const std::int32_t penalties = known_count(rh_penalty_name), spaces = known_count(rh_space_name);
   Padded<rh_config> p;
   std::memset(&p, 0, sizeof p);
   RH_STRUCT_INIT(&p.s);
@@ -194,12 +204,12 @@ rh_model* create(FuzzedDataProvider& in) {
       case 2: p.s.bandwidth_scale = pick_value(in); break;
       case 3: p.s.tol = pick_value(in); break;
       case 4: p.s.ridge = pick_value(in); break;
-      case 5: p.s.penalty = pick_enum(in, RH_PENALTY_L1); break;
+      case 5: p.s.penalty = pick_enum(in, in.ConsumeIntegralInRange<std::int32_t>(1, penalties)); break;
       case 6: p.s.fit_intercept = pick_enum(in, 0); break;
       // Bounded: a valid max_iter of 2^31 with a tolerance never met is a legitimate call that runs for hours.
       case 7: p.s.max_iter = in.ConsumeIntegralInRange<std::int32_t>(-2, 300); break;
       case 8: p.s.dtype = pick_enum(in, RH_DTYPE_F32); break;
-      case 9: p.s.space = pick_enum(in, RH_SPACE_OPENMP); break;
+      case 9: p.s.space = pick_enum(in, in.ConsumeIntegralInRange<std::int32_t>(1, spaces)); break;
       case 10: p.s.device_id = pick_enum(in, 0); break;
       case 11: p.s.host_threads = pick_enum(in, 1); break;  // ignored: the runtime started in LLVMFuzzerInitialize
       default: p.s.reserved0 = in.ConsumeIntegral<std::int32_t>(); break;

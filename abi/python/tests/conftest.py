@@ -25,6 +25,8 @@ def spaces_under_test() -> list[str]:
 def pytest_generate_tests(metafunc):
     if "space" in metafunc.fixturenames:
         metafunc.parametrize("space", spaces_under_test())
+    if "penalty" in metafunc.fixturenames:  # every penalty the library knows (rh_penalty_name)
+        metafunc.parametrize("penalty", list(rk.load_library().penalty_values))
 
 
 def pytest_report_header(config):

@@ -26,7 +26,6 @@ def _stream(rng, n=300, p=4):
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-@pytest.mark.parametrize("penalty", ["none", "l1"])
 def test_save_load_continue(space, rng, tmp_path, dtype, penalty):
     X, y = _stream(rng)
     X, y = X.astype(dtype), y.astype(dtype)

@@ -5,10 +5,16 @@
 
 namespace rh {
 
-// The penalties; each is one policy type in the core (docs/architecture.md, "Penalties as policies").
-enum class Penalty : int { none = 0, l1 = 1 };
+// The penalties, X(name, NAME) in the order of their values 0, 1, ...; each is one policy type in the core
+// (rh/detail/penalties/<name>.hpp, RH_PENALTY_POLICIES; docs/architecture.md, "Penalties as policies"). The C ABI's
+// RH_PENALTY_<NAME> and the checkpoint's code are the value + 1, so a new penalty appends: the codes of the others
+// are frozen by the checkpoints already written (rh.h states them; abi/src/structs.cpp checks it against this list).
+#define RH_FOR_EACH_PENALTY(X) X(none, NONE) X(l1, L1)
+#define RH_PENALTY_ENUMERATOR(name, NAME) name,
+enum class Penalty : int { RH_FOR_EACH_PENALTY(RH_PENALTY_ENUMERATOR) };
+#undef RH_PENALTY_ENUMERATOR
 
-// Every penalty has a name ("none", "l1"); other values are "unknown". An unknown value or name is an error
+// Every penalty has a name (its list entry's); other values are "unknown". An unknown value or name is an error
 // everywhere, never read as another penalty.
 const char* penalty_name(Penalty p) noexcept;
 bool penalty_known(Penalty p) noexcept;

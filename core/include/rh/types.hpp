@@ -57,7 +57,7 @@ struct Batch {
 struct Diagnostics {
   int iterations = 0;
   bool converged = false;
-  double objective = 0.0;  // F_b for none; F_b + λ_b·Σ m_j|β_j| for l1
+  double objective = 0.0;  // the penalty's objective at the batch's result (docs/method.md, F_b)
   double lambda_value = 0.0;
   double bandwidth = 0.0;
   bool used_regularized_fallback = false;  // the minimum-norm (SVD) solve replaced LU at least once

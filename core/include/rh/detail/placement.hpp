@@ -58,7 +58,7 @@ class Placement {
       if (ThreadChoice::cores_taken(space.concurrency())) team.loaded_at = ThreadChoice::wall_now();
     }
     // A new engine starts alone while the machine's cores were lately found taken: a stall costs a batch's first
-    // launches (40–90 ms on the demo) before a checkpoint can see it.
+    // launches before a checkpoint can see it (docs/performance.md, "Why the code is so").
     if (team.loaded_lately(ThreadChoice::wall_now())) choice_.start_alone();
     if (!team.found && !choice_.alone()) find_team<Traits>(team, space);  // once per calling thread
     return choice_.alone();

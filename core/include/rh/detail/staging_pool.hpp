@@ -1,6 +1,6 @@
 // Pinned host memory through which host arrays reach a space with its own memory, shared by every model of the
 // process. Pinning costs far more per byte than the copy it speeds up, so a buffer pinned per model made cold
-// host-input streams slower than pageable copies on the H200 (docs/evidence/h200.md); the pool pins a few
+// host-input streams slower than pageable copies (docs/evidence/h200.md); the pool pins a few
 // chunk-sized slots once and every staging cycles through them.
 #pragma once
 #include <Kokkos_Core.hpp>

@@ -2,8 +2,8 @@
 // (Serial over the same views: the same bits, because host results do not depend on the thread count).
 //
 // On a machine whose cores are taken by other processes, every launch of a batch ends in a barrier that may wait a
-// whole scheduler time slice (~8 ms here) for a thread that was set aside: a batch on the threads then costs up to
-// 100× one on the calling thread alone (docs/performance.md, "OpenMP on a loaded machine"). The choice is measured,
+// whole scheduler time slice for a thread that was set aside: a batch on the threads then costs many times one on
+// the calling thread alone (docs/performance.md, "OpenMP on a loaded machine"). The choice is measured,
 // never guessed. A batch on the threads is watched: once one of its threads has waited for a core too long
 // (TeamClocks::stalled) it stops and starts over alone, which loses only the time spent, since nothing is committed
 // before the end. Each batch's wall time per unit of work is recorded, and the other way is tried on one batch (a probe)
@@ -34,7 +34,7 @@ class ThreadChoice {
   // so the batch's clock is that of the thread that had the least CPU time: while the calling thread spins at a
   // barrier, keeping its core, a partner thread may wait for one (docs/performance.md, "OpenMP on a loaded
   // machine"). The clocks come from a launch in which each thread gives its own (this_thread_clock); at most
-  // max_threads are read, each read being a system call (~0.6 µs here): on a loaded machine many threads wait.
+  // max_threads are read, each read being a system call (docs/performance.md, "Why the code is so"): on a loaded machine many threads wait.
   class TeamClocks {
    public:
     static constexpr std::size_t max_threads = 16;
@@ -70,8 +70,8 @@ class ThreadChoice {
     std::vector<std::intptr_t> clocks;  // then the threads' CPU clocks (TeamClocks)
     double loaded_at = -1e300;          // wall time at which the first batch found the machine's cores taken
     // Whether that was less than team_memory_seconds before `now`: a new engine then starts alone (start_alone).
-    // (A stall does not count: on this VM one process's first batch after another's stalls now and then, a
-    // thread waking and the other's spinning adding up, and engines made after it would all start alone.)
+    // (A stall does not count: one process's first batch after another's may stall, a thread waking and the
+    // other's spinning adding up, and engines made after it would all start alone.)
     bool loaded_lately(double now) const { return now - loaded_at < team_memory_seconds; }
   };
   static constexpr double team_memory_seconds = 0.5;
@@ -92,18 +92,18 @@ class ThreadChoice {
   static constexpr double loaded_share = 0.8;
   // ... and the share, over at least quiet_seconds of batches alone, above which it had a core to itself. A core to
   // itself does not mean one for each thread (two busy processes may share the other core), and a probe then costs a
-  // batch on the threads until it stalls (30–45 ms on the demo): a quarter second of evidence keeps short streams
+  // batch on the threads until it stalls (docs/performance.md, "Why the code is so"): a quarter second of evidence keeps short streams
   // from paying it.
   static constexpr double quiet_share = 0.95;
   static constexpr double quiet_seconds = 0.25;
   // A batch on the threads that costs this many times their best is a reason to try alone: the batches of one
-  // quiet stream vary up to 1.6× in cost per unit of work (the mix of their iterations), a loaded machine's 3–100×
-  // (the calling thread may keep its core, spinning at barriers while a partner thread waits for one).
+  // quiet stream vary in cost per unit of work (the mix of their iterations) far less than a loaded machine's do
+  // (docs/performance.md, "OpenMP on a loaded machine"; the calling thread may keep its core, spinning at barriers while a partner thread waits for one).
   static constexpr double slowdown = 3.0;
   // A probe switches when it costs less than this fraction of the other way's last batch: timing noise alone does
   // not flip the choice back and forth.
   static constexpr double switch_margin = 0.8;
-  // A losing probe's excess cost is spread over at least this many times its batches (≤ 10 % overhead) ...
+  // A losing probe's excess cost is spread over at least this many times its batches (about a tenth at most) ...
   static constexpr double probe_overhead = 10.0;
   static constexpr long long max_wait = 1LL << 20;  // ... and the wait is bounded all the same.
 
@@ -125,9 +125,9 @@ class ThreadChoice {
   }
   // Whether a batch on the threads that ran from `start` to `now` (the clocks of TeamClocks) should stop and
   // start over alone: a thread of it waited for a core longer than transient_seconds plus what loaded_share lets it.
-  // A wait of a few ms is no stall: a thread that slept takes ~6 ms to wake even on this quiet VM (its virtual CPU
-  // halted when idle), and another process's OpenMP threads spin ~7.5 ms after their own work; a loaded machine's
-  // waits go on (the batch's state is not committed until it ends, so starting over loses only the time spent). It
+  // A short wait is no stall: a thread that slept takes a while to wake even on a quiet virtual machine (its virtual
+  // CPU halted when idle), and another process's OpenMP threads spin after their own work (both measured:
+  // docs/performance.md, "OpenMP on a loaded machine"); a loaded machine's waits go on (the batch's state is not committed until it ends, so starting over loses only the time spent). It
   // changes nothing; stalled() makes the choice.
   static constexpr double transient_seconds = 0.016;
   static constexpr double stall_seconds = transient_seconds / loaded_share;  // no stall is younger

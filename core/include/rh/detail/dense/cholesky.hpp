@@ -15,8 +15,8 @@ namespace rh::detail {
 // rows below take the panel's updates, four rows of U at a time, along their rows (contiguous: a host thread
 // vectorizes them). Every entry still receives u(m, i)·u(m, j) for m = 0, 1, … one at a time, as in the unblocked
 // algorithm, so the factor is bitwise the same; the blocking only reads the trailing rows once per panel instead of
-// once per column (rh_solve_bench, Serial, q = 257 f64: 1.7 → 0.9 ms; docs/performance.md). False on a pivot that is not > 0 (or NaN): the matrix
-// is not (numerically) positive definite.
+// once per column, about half the time (docs/performance.md, "Why the code is so"). False on a pivot that is not > 0 (or NaN): the
+// matrix is not (numerically) positive definite.
 template <class Block>
 KOKKOS_INLINE_FUNCTION bool factor_upper(const Block& u, int o, int b) {
   constexpr int panel = 16;
@@ -249,7 +249,7 @@ struct CholeskyUpdate {
 // panel of nb rows of U is factored in team scratch (two team barriers per column, at scratch latency), written
 // back, and the rows below take its rank-nb update in one sweep over them; the back substitution runs by blocks of
 // nb columns of U staged in scratch. g and y stay in scratch throughout. The panel version (one launch per panel and
-// per update) spent its time in launches and in global-memory latency: 0.31 ms at q = 91 for 0.3 M multiply-adds.
+// per update) spent its time in launches and in global-memory latency (docs/performance.md, "Why the code is so").
 // Each entry of U gets the sequential algorithm's operations in its order (factor_upper), and the substitutions are
 // column-oriented in a fixed order, so the result depends on neither the team size nor the thread count.
 template <class Traits, class MView, class VView, class ReportView>

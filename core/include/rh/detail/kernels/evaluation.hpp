@@ -131,7 +131,7 @@ struct FinishEvaluation {
     if constexpr (host_memory_v<Space>) {
       // One host thread. Σ_k J(j,k)·δ_k for every j at once, k after k: each sum still runs over k in order from
       // 0.0, so it is the same sum, now over rows of J (contiguous: vectors across j) instead of q dependent
-      // chains (q = 257: 0.017-0.024 ms per evaluation, 4-10 % of a wide L1 stream).
+      // chains, which cost a wide L1 stream a few percent (docs/performance.md, "Why the code is so").
       if (info_symmetric) {
         double* out = j_delta.data();
         run_host_isa([&](auto) {

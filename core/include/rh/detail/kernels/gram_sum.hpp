@@ -20,7 +20,7 @@ KOKKOS_INLINE_FUNCTION S gram_entry(const PView& partial, long long chunks, long
 // Host: row j of G's upper triangle, each entry the chunks' partials summed in chunk order as gram_entry sums them,
 // but chunk after chunk along the row; f(k, g_jk) for k = j … q − 1. With the rows taken in pairs (p, q − 1 − p) every
 // index of a launch over (q + 1) / 2 has the same work. One entry at a time instead is a chain of loads from `chunks`
-// matrices, the lower triangle's q values apart: 0.6-0.7 ms per launch at q = 257, 16 chunks.
+// matrices, the lower triangle's q values apart, and much slower (docs/performance.md, "Why the code is so").
 template <class S, class PView, class F>
 KOKKOS_INLINE_FUNCTION void gram_upper_row(const PView& partial, long long chunks, long long q, long long j, const F& f) {
   constexpr int B = 256;  // columns per segment

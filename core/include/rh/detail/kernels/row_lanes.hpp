@@ -9,8 +9,9 @@ namespace rh::detail {
 // product, term j always in lane j mod 8, the lanes combined in a fixed order. Every space and every path below
 // rounds the same way for any thread count. Two paths compute exactly these sums:
 //  - row_lanes: the lanes as arrays, for any layout and any compiler (device code, MSVC).
-//  - row_vectors: the lanes as GNU vectors of the host ISA's width (GCC, Clang; host code, row-major X). GCC 12 vectorizes
-//    row_lanes' block loop across blocks instead (stride-8 loads and shuffles): 2.5-4x slower at q = 91 (f64-f32).
+//  - row_vectors: the lanes as GNU vectors of the host ISA's width (GCC, Clang; host code, row-major X). The compiler
+//    vectorizes row_lanes' block loop across blocks instead (stride-8 loads and shuffles), several times slower
+//    (docs/performance.md, "Why the code is so").
 // tests/unit/test_formulas.cpp checks both against the lanes summed one term at a time, to the bit.
 constexpr int row_lanes_count = 8;
 

@@ -36,7 +36,7 @@ inline void GramGradient<Traits, S, XView, VView, PView, IView, CView, R>::host_
     if constexpr (K == 2) x1 = row[kb + 1] - vec{};
     for (int v = 0; v < NJ; ++v) {
       // One vector at a time, loaded straight into a register (an array of them went through the stack, and
-      // its halves' stores stalled the reload: 1.2 ms per wide float64 launch).
+      // its halves' stores stalled the reload; docs/performance.md, "Why the code is so").
       vec scaled;
       V::load(row + ja + v * W, scaled);  // up to 15 values past q on the last tile: the buffer's padding
       scaled = ci * scaled;
@@ -52,10 +52,9 @@ inline void GramGradient<Traits, S, XView, VView, PView, IView, CView, R>::host_
 // host_block's sweeps over one block of rows, for float64: the right tile's rows packed side by side first, and
 // the sweeps spelled in vectors of the ISA. In place, rows q values apart fall into few L1 sets where q·8 bytes is
 // near a multiple of 2 KiB (q = 257: 16 sets for the block's 128 lines), and the sweeps, which read them again,
-// missed L1; packed, GCC 12 vectorized the plain loop nest with scalar multiplies and lane inserts, hence the
-// vectors. gram_gradient per launch, OpenMP on 2 threads: wide 6.4–6.6 → 5.4–5.7 ms, reference 5.2 → 4.8–4.95,
-// streaming 2.38 → 2.2–2.3. (float32 keeps the plain loop in place: packed, it gained on two shapes and lost on
-// one, and spelled in vectors it lost on all.) The same products added to the same sums in the same order.
+// missed L1; packed, the compiler vectorized the plain loop nest with scalar multiplies and lane inserts, hence
+// the vectors (docs/performance.md, "What we tried"). float32 keeps the plain loop in place: packed, it gained on
+// two shapes and lost on one, and spelled in vectors it lost on all. The same products added to the same sums in the same order.
 template <class Traits, class S, class XView, class VView, class PView, class IView, class CView, int R>
 template <class Isa, int J, int KB>
 inline void GramGradient<Traits, S, XView, VView, PView, IView, CView, R>::host_sweeps_f64(
