@@ -18,8 +18,6 @@ Tolerance floor_for(Space space, Dtype dtype) {
   return {0.0, 0.0};  // Serial and OpenMP meet every case's own tolerance (golden_floors.h)
 }
 
-namespace {
-
 Config config_from(const json& c) {
   Config cfg;
   cfg.tau = c.at("tau").get<double>();
@@ -32,6 +30,8 @@ Config config_from(const json& c) {
   cfg.ridge = c.at("ridge").get<double>();
   return cfg;
 }
+
+namespace {
 
 // Compares values, tracking the worst scaled error and the first failure.
 struct Comparer {

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "rh/regressor.hpp"
 
 namespace rh::golden {
@@ -16,6 +18,9 @@ struct Tolerance {
 // The least tolerance a space and dtype is held to (golden/README.md gives the measured reason for each).
 // A case's own rtol/atol applies when it is looser.
 Tolerance floor_for(Space space, Dtype dtype);
+
+// A corpus case's "config" object as an rh::Config (an unknown penalty name is an error, never another).
+Config config_from(const nlohmann::json& c);
 
 struct CaseResult {
   std::string id;

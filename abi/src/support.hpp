@@ -13,6 +13,10 @@
 #include "rh/regressor.hpp"
 #include "rh/rh.h"
 
+namespace rh::mpi {
+class Spread;  // a model whose batches are spread over MPI processes (rh/rh_mpi.h; the MPI library only)
+}  // namespace rh::mpi
+
 namespace rh::abi {
 
 constexpr std::size_t kMessageCapacity = 1024;
@@ -32,6 +36,8 @@ struct Model {
   // Its own mutex, so that reading the message never waits for a call in flight.
   std::mutex message;
   char last_error[kMessageCapacity] = "";  // guarded by `message`
+  // Set for a model of rh_mpi_model_create (library renewable_huber_mpi), whose updates it makes; guarded by `call`.
+  std::shared_ptr<mpi::Spread> spread;
 };
 
 // Runs `task` on the library's runtime thread, waits for it, and rethrows here whatever it threw. Starting the

@@ -1,5 +1,5 @@
 # ctest -P script: the dynamic symbols a shared library defines must be exactly the names listed in SYMBOLS.
-#   cmake -DNM=<nm> -DLIBRARY=<.so> -DSYMBOLS=<symbols.txt> -P check_symbols.cmake
+#   cmake -DNM=<nm> -DLIBRARY=<.so> -DSYMBOLS=<symbols.txt>[|<more.txt>] -P check_symbols.cmake
 execute_process(COMMAND ${NM} -D --defined-only ${LIBRARY} OUTPUT_VARIABLE nm_out RESULT_VARIABLE nm_rc)
 if(NOT nm_rc EQUAL 0)
   message(FATAL_ERROR "${NM} -D --defined-only ${LIBRARY} failed (${nm_rc})")
@@ -12,7 +12,13 @@ foreach(line ${nm_lines})
     list(APPEND exported ${CMAKE_MATCH_1})
   endif()
 endforeach()
-file(STRINGS ${SYMBOLS} listed REGEX "^[A-Za-z_][A-Za-z0-9_]*$")
+# SYMBOLS: one list, or several joined by | (the MPI library's: symbols.txt|symbols_mpi.txt).
+string(REPLACE "|" ";" symbol_files "${SYMBOLS}")
+set(listed "")
+foreach(symbol_file ${symbol_files})
+  file(STRINGS ${symbol_file} these REGEX "^[A-Za-z_][A-Za-z0-9_]*$")
+  list(APPEND listed ${these})
+endforeach()
 list(SORT exported)
 list(SORT listed)
 set(added ${exported})

@@ -20,7 +20,10 @@
 
 namespace rh {
 
-namespace detail { class EngineBase; }
+namespace detail {
+class EngineBase;
+struct RegressorAccess;  // the MPI model's way to its engine (rh/mpi.hpp)
+}  // namespace detail
 
 struct SpaceInfo {
   Space space;
@@ -147,6 +150,7 @@ class Regressor {
   ConfidenceIntervals confidence_intervals(double level = 0.95) const;  // 0 < level < 1
 
  private:
+  friend struct detail::RegressorAccess;
   // The engine; throws Errc::invalid_state when this Regressor was moved from (it has none then).
   detail::EngineBase& engine(const char* what) const;
   void check_batch_shape(const Batch& batch, bool first_batch, const char* what) const;

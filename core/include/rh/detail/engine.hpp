@@ -53,6 +53,9 @@ class Engine final : public EngineBase {
   // (rh/detail/placement.hpp); both give the same bits. A batch that the threads stalled is given up before its
   // commit and runs again alone.
   Diagnostics update(const Batch& batch, const Config& config, bool from_empty) override {
+    // Spread over processes, every process must make the same collective calls: a batch runs where it starts,
+    // unwatched (an abandoned attempt would be a second sequence of them on one process).
+    if (exchange_) return *update_on(passes_, batch, config, from_empty);
     if constexpr (can_run_alone) {
       bool alone = placement_.starts_alone(passes_.space());
       ThreadChoice::Clock start = ThreadChoice::now();
@@ -74,19 +77,38 @@ class Engine final : public EngineBase {
   // The transaction of one batch on `run`'s passes: stage, solve, commit. Nothing, and nothing committed, when the
   // threads stalled it (Placement::stalled).
   template <class Run>
-  std::optional<Diagnostics> update_on(const Run& run, const Batch& batch, const Config& config, bool from_empty) {
-    const long long p = batch.x.cols;
+  std::optional<Diagnostics> update_on(const Run& run, const Batch& given, const Config& config, bool from_empty) {
+    const long long p = given.x.cols;
     const long long q = p + (config.fit_intercept ? 1 : 0);
-    const long long n = batch.x.rows;
+    const long long n = exchange_ ? exchange_->total_rows() : given.x.rows;  // the batch's rows, every process's
     // Where the solve starts: the committed state, or the empty one (first batch, or fit()).
     const bool empty = from_empty || committed_.scalars.n_samples_seen == 0;
     if (!empty && committed_.scalars.n_samples_seen >= max_state_count - n)
       throw Error(Errc::invalid_argument, fmt::format("the model has seen {} samples: {} more would reach 2^62, the "
                                                       "largest count a state may hold",
                                                       committed_.scalars.n_samples_seen, n));
-    calling_thread_section([&] { prepare_work(n, q); });
+    // Spread over processes, this process stages the rows of its own chunks (ChunkExchange::own_rows).
+    Chunks chunks = run.chunks_for(n, q);
+    Batch batch = given;
+    if (exchange_) {
+      chunks.exchange = exchange_;
+      batch = exchange_->own_rows(given, chunks);
+    }
+    if (exchange_) {  // a process that cannot hold its rows fails every process, before anything else is shared
+      std::optional<Error> failed;
+      try {
+        prepare_work(batch.x.rows, q);
+      } catch (const Error& e) {
+        failed = e;
+      } catch (const std::exception& e) {
+        failed = Error(Errc::allocation_failed, fmt::format("allocating the work views: {}", e.what()));
+      }
+      exchange_->agree(failed ? &*failed : nullptr);
+    } else {
+      calling_thread_section([&] { prepare_work(n, q); });
+    }
     if (placement_.stalled()) return {};  // (after the allocation; a calling thread's first batch found its clocks)
-    const double batch_weight = stage_and_validate(run, batch);
+    const double batch_weight = stage_and_validate(run, batch, chunks);
     if (placement_.stalled()) return {};
     const double previous_weight = empty ? 0.0 : committed_.scalars.weight_sum;
     const double cumulative = previous_weight + batch_weight;
@@ -245,6 +267,7 @@ class Engine final : public EngineBase {
   }
 
   void reset() override { committed_ = Committed(); }
+  void set_exchange(ChunkExchange* exchange) override { exchange_ = exchange; }
 
   // How the Newton systems of this engine were solved so far (docs/method.md §8): the tests' evidence that the
   // Cholesky path is taken where it should be, and that the fallbacks are taken where they must be.
@@ -406,7 +429,8 @@ class Engine final : public EngineBase {
 
   // Checks that the views for n rows of q coefficients fit (require_memory) before anything is allocated.
   void check_size(long long n, long long q) const {
-    const long long rows = std::max<long long>(n, static_cast<long long>(rows_.y.extent(0)));
+    // (at least one row: a process whose share of a spread batch is empty still holds the coefficient views)
+    const long long rows = std::max<long long>({n, static_cast<long long>(rows_.y.extent(0)), 1});
     const double need = footprint_bytes<Traits, S>(static_cast<double>(rows), static_cast<double>(q),
                                                    static_cast<double>(passes_.chunks_for(rows, q).count));
     const double held = q_ > 0 ? footprint_bytes<Traits, S>(static_cast<double>(rows_.y.extent(0)),
@@ -475,11 +499,15 @@ class Engine final : public EngineBase {
     rows_.x = Passes::design_view(design_buffer_, n, q_);
   }
 
-  // Pass 1: the batch into the row workspace, counted and checked; returns its weight W_b.
+  // Pass 1: the batch into the row workspace, counted and checked; returns its weight W_b (every process's, when
+  // the chunks are spread over processes).
   template <class Run>
   double stage_and_validate(const Run& run, const Batch& b) {
-    const long long n = b.x.rows;
-    chunks_ = run.chunks_for(n, q_);
+    return stage_and_validate(run, b, run.chunks_for(b.x.rows, q_));
+  }
+  template <class Run>
+  double stage_and_validate(const Run& run, const Batch& b, const Chunks& chunks) {
+    chunks_ = chunks;
     const BatchCounts counts = run.stage(b, rows_, host_input_);
     const BatchCheck check = run.validate(counts, rows_, b.weights != nullptr, chunks_, weight_sums_);
     require_valid(check);
@@ -547,6 +575,7 @@ class Engine final : public EngineBase {
   Passes passes_;
   AlonePasses alone_;  // the same passes on the calling thread alone (unused when !can_run_alone)
   Placement<Traits> placement_;  // where the batches run (unused when !can_run_alone)
+  ChunkExchange* exchange_ = nullptr;  // the batches' rows spread over processes (rh/detail/chunk_exchange.hpp)
   int device_id_;
   Committed committed_;
   long long q_ = 0;  // coefficients of the work views

@@ -8,6 +8,8 @@
 
 namespace rh::detail {
 
+class ChunkExchange;
+
 // Counters of a state stay below this (validate_state refuses more, and an update that would reach it is refused),
 // leaving room for the counts of any batches that fit in memory.
 inline constexpr std::int64_t max_state_count = std::int64_t{1} << 62;
@@ -25,6 +27,9 @@ class EngineBase {
   virtual State export_state() const = 0;
   virtual void import_state(const State& state) = 0;  // already validated by the caller
   virtual void reset() = 0;
+  // From now on each update's rows are spread over processes through `exchange` (rh/detail/chunk_exchange.hpp),
+  // which outlives the engine's use of it; nullptr: this process's rows are the whole batch.
+  virtual void set_exchange(ChunkExchange* exchange) = 0;
 };
 
 // Defined in backends/registry.cpp: throws Errc::invalid_argument when memory passed as host memory is known to be

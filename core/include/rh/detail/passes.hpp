@@ -21,6 +21,7 @@
 #include <cmath>
 #include <string>
 
+#include "rh/detail/chunk_exchange.hpp"
 #include "rh/detail/compat.hpp"
 #include "rh/detail/compiled_spaces.hpp"
 #include "rh/detail/instances.hpp"
@@ -41,6 +42,21 @@ constexpr long long host_gram_rows = 64;  // rows per block of the host Gram: tw
 struct Chunks {
   long long rows = 1;   // rows per chunk; the last chunk may have fewer
   long long count = 1;
+  // A batch spread over processes (rh/detail/chunk_exchange.hpp): this process holds the rows of chunks
+  // [first, first + own) and computes only those; `exchange` brings the others' after each pass. Without an
+  // exchange every chunk is this process's.
+  long long first = 0;
+  long long own = 0;
+  ChunkExchange* exchange = nullptr;
+  // The chunks this process computes, numbered from 0 over its own rows.
+  Chunks mine() const { return exchange ? Chunks{rows, own} : *this; }
+  // `values` (a view of chunks × per_chunk values) seen from this process's first chunk.
+  template <class View>
+  View window(const View& values, long long per_chunk) const {
+    if (!exchange) return values;
+    if constexpr (View::rank == 1) return View(values.data() + first * per_chunk, own * per_chunk);
+    else return View(values.data() + first * per_chunk, own, values.extent(1));
+  }
 };
 
 // One row chunk's share of F_b(β − t·d) for every step t, from r = y − x·β and u = x·d (r(β − t·d) = r + t·u), in

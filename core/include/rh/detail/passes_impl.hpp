@@ -17,6 +17,26 @@
 
 namespace rh::detail {
 
+// After a pass over this process's chunks of a batch spread over processes (Chunks::exchange): the other
+// processes' chunks of `values` (chunks × per_chunk values), so that every process combines all of them in chunk
+// order. A space with memory of its own shares them through a host copy.
+template <class Traits, class View>
+void share_chunks(const typename Traits::execution_space& space, const View& values, const Chunks& chunks,
+                  long long per_chunk) {
+  if (!chunks.exchange) return;
+  space.fence();
+  const std::size_t bytes = sizeof(typename View::value_type) * static_cast<std::size_t>(per_chunk);
+  if constexpr (Traits::host) {
+    chunks.exchange->share(values.data(), bytes);
+  } else {
+    auto h = Kokkos::create_mirror_view(values);
+    Kokkos::deep_copy(space, h, values);
+    space.fence();
+    chunks.exchange->share(h.data(), bytes);
+    Kokkos::deep_copy(space, values, h);
+  }
+}
+
 // The per-chunk partial Gram costs chunks·(q²+q) values written and read back each iteration: keep it below a
 // quarter of X (n·q values) where that still leaves min_chunks chunks, and never give a chunk fewer rows than one
 // staging block. A function of n and q only, so results never depend on the thread count.
@@ -108,15 +128,19 @@ BatchCheck Passes<Traits, S>::validate(const BatchCounts& counts, const Rows& ro
   const long long n = rows.x.extent(0);
   BatchCheck out;
   out.counts = counts;
-  if (any_invalid(counts)) return out;
+  if (chunks.exchange) chunks.exchange->sum(&out.counts.non_finite_x, 4);  // every process's bad values
+  if (any_invalid(out.counts)) return out;
   if (!has_w) {
-    out.weight_sum = static_cast<double>(n);
+    out.weight_sum = static_cast<double>(chunks.exchange ? chunks.exchange->total_rows() : n);
     return out;
   }
   scratch.reserve(*this, chunks.count);
+  const Chunks mine = chunks.mine();
   Kokkos::parallel_for("rh::weight_sums",
-                       Kokkos::TeamPolicy<execution_space>(space_, static_cast<int>(chunks.count), Traits::team_size),
-                       ChunkWeightSums<execution_space, Vector, DoubleVector>{rows.w, scratch.values, n, chunks.rows});
+                       Kokkos::TeamPolicy<execution_space>(space_, static_cast<int>(mine.count), Traits::team_size),
+                       ChunkWeightSums<execution_space, Vector, DoubleVector>{rows.w, chunks.window(scratch.values, 1),
+                                                                              n, chunks.rows});
+  share_chunks<Traits>(space_, scratch.values, chunks, 1);
   Kokkos::deep_copy(space_, scratch.host, scratch.values);
   space_.fence();
   double total = 0.0;
@@ -144,12 +168,14 @@ void Passes<Traits, S>::gram_gradient(const Rows& rows, const Chunks& chunks, bo
     const int grad_tiles = with_gradient ? tiles : 0;
     if (pairs + grad_tiles == 0) return;
     reserve_partial(partial, chunks, q);
-    Kokkos::TeamPolicy<execution_space> policy(space_, static_cast<int>(chunks.count) * (pairs + grad_tiles),
+    Kokkos::TeamPolicy<execution_space> policy(space_, static_cast<int>(chunks.mine().count) * (pairs + grad_tiles),
                                                Traits::team_size);
     policy.set_scratch_size(0, Kokkos::PerTeam(F::scratch_bytes(tile, Traits::stage_rows)));
     Kokkos::parallel_for(delta ? "rh::gram_delta" : "rh::gram_gradient", policy,
-                         F{rows.x, rows.s, rows.c, partial, n, q, chunks.rows, tile, tiles, pairs, grad_tiles,
-                           Traits::stage_rows, delta, rows.changed, delta ? changes->count : ChunkInts(), rows.dc});
+                         F{rows.x, rows.s, rows.c, chunks.window(partial, q * q + q), n, q, chunks.rows, tile, tiles,
+                           pairs, grad_tiles, Traits::stage_rows, delta, rows.changed,
+                           delta ? changes->count : ChunkInts(), rows.dc});
+    share_chunks<Traits>(space_, partial, chunks, q * q + q);
   };
   // Host spaces use a fixed 16-wide block (vectorized inner loop); device teams shrink the tile for small q, and
   // for wide q (from two wide tiles on) take the register-tiled path.
@@ -172,10 +198,12 @@ LineSearch Passes<Traits, S>::line_search(const Rows& rows, const Chunks& chunks
   scratch.reserve(*this, chunks.count, q);
   using SumsView = Kokkos::View<LineSearchSums*, memory_space>;
   Kokkos::parallel_for("rh::line_search_rows",
-                       Kokkos::TeamPolicy<execution_space>(space_, static_cast<int>(chunks.count), Traits::team_size),
+                       Kokkos::TeamPolicy<execution_space>(space_, static_cast<int>(chunks.mine().count),
+                                                           Traits::team_size),
                        LineSearchRows<Traits, S, Design, Vector, SumsView>{
-                           rows.x, rows.y, rows.w, rows.r, rows.u, coef.cur, coef.dir, scratch.chunk_sums, n, q,
-                           chunks.rows, bs.tau, bs.has_weights});
+                           rows.x, rows.y, rows.w, rows.r, rows.u, coef.cur, coef.dir,
+                           chunks.window(scratch.chunk_sums, 1), n, q, chunks.rows, bs.tau, bs.has_weights});
+  share_chunks<Traits>(space_, scratch.chunk_sums, chunks, 1);
   Kokkos::parallel_for("rh::line_search_finish", Kokkos::TeamPolicy<execution_space>(space_, 1, Traits::team_size),
                        FinishLineSearch<execution_space, S, Vector, Matrix, SumsView, DoubleVector, Status,
                                         Kokkos::View<LineSearch, memory_space>>{
@@ -191,8 +219,9 @@ template <class Traits, class S>
 void Passes<Traits, S>::accept_step(const Rows& rows, const Chunks& chunks, const BatchScalars& bs,
                                     const LineSearch& step, GramRows& changes) const {
   const long long n = rows.x.extent(0);
-  Kokkos::parallel_for("rh::accept_step",
-                       Kokkos::TeamPolicy<execution_space>(space_, static_cast<int>(chunks.count), Traits::team_size),
+  Kokkos::parallel_for("rh::accept_step",  // row-side only: nothing to share
+                       Kokkos::TeamPolicy<execution_space>(space_, static_cast<int>(chunks.mine().count),
+                                                           Traits::team_size),
                        AcceptStep<execution_space, S, Vector, Index, ChunkInts>{
                            rows.r, rows.u, rows.w, rows.s, rows.c, rows.dc, rows.changed, changes.count, changes.age,
                            n, chunks.rows, static_cast<S>(step.t()), static_cast<S>(bs.tau), static_cast<S>(bs.h),
@@ -343,11 +372,16 @@ EvaluationSums<Penalty> PenaltyPasses<Traits, S, Penalty>::evaluate(const Rows& 
   scratch.reserve(base_, chunks.count, q);
   if (gradient) base_.reserve_partial(*gradient, chunks, q);
   Kokkos::parallel_for("rh::evaluate_rows",
-                       Kokkos::TeamPolicy<Space>(base_.space(), static_cast<int>(chunks.count), Traits::team_size),
+                       Kokkos::TeamPolicy<Space>(base_.space(), static_cast<int>(chunks.mine().count),
+                                                 Traits::team_size),
                        EvaluateRows<Traits, S, typename Base::Design, Vector, DoubleVector, Partial>{
-                           rows.x, rows.y, rows.w, rows.s, rows.c, coef.cand, scratch.chunk_loss.values,
-                           gradient ? *gradient : Partial(), n, q, chunks.rows, static_cast<S>(bs.tau),
-                           static_cast<S>(bs.h), bs.has_weights, gradient != nullptr, row_weights});
+                           rows.x, rows.y, rows.w, rows.s, rows.c, coef.cand,
+                           chunks.window(scratch.chunk_loss.values, 1),
+                           gradient ? chunks.window(*gradient, q * q + q) : Partial(), n, q, chunks.rows,
+                           static_cast<S>(bs.tau), static_cast<S>(bs.h), bs.has_weights, gradient != nullptr,
+                           row_weights});
+  share_chunks<Traits>(base_.space(), scratch.chunk_loss.values, chunks, 1);
+  if (gradient) share_chunks<Traits>(base_.space(), *gradient, chunks, q * q + q);
   Kokkos::parallel_for("rh::finish_evaluation", Kokkos::TeamPolicy<Space>(base_.space(), 1, Traits::team_size),
                        FinishEvaluation<Space, Penalty, Vector, Matrix, DoubleVector, Terms, Status, SumsView>{
                            coef.cand, coef.cur, coef.tilde, coef.grad, coef.info, scratch.chunk_loss.values,

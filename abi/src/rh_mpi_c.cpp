@@ -1,0 +1,107 @@
+// The C entry points of rh/rh_mpi.h (library renewable_huber_mpi): a model whose batches are spread over MPI
+// processes. The model is an ordinary one (rh_c.cpp) with an rh::mpi::Spread attached, which makes its updates and
+// its checkpoint files collective.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "mpi_spread.hpp"
+#include "rh/rh_mpi.h"
+#include "structs.hpp"
+#include "support.hpp"
+
+using rh::Errc;
+using rh::Error;
+using namespace rh::abi;
+
+namespace {
+
+rh::mpi::Spread& spread_of(Model& m, const char* function) {
+  if (!m.spread)
+    throw Error(Errc::invalid_argument, fmt::format("{}: the model was not created by rh_mpi_model_create", function));
+  return *m.spread;
+}
+
+rh_status update(rh_model* handle, const rh_batch* batch, rh_diagnostics* diagnostics, bool from_empty,
+                 const char* function) {
+  return with_model(handle, function, [&](Model& m) {
+    rh::mpi::Spread& spread = spread_of(m, function);
+    rh::Batch b;
+    spread.collectively([&] {  // a malformed struct on one process is an error on all
+      b = batch_from(batch);
+      if (diagnostics) check_header(diagnostics, "diagnostics", Access::write);
+    });
+    const rh::Diagnostics& d = spread.update(b, from_empty, from_empty ? "fit" : "partial_fit");
+    if (diagnostics) write_diagnostics(d, diagnostics);
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+rh_status rh_mpi_model_create(uint32_t abi_version, const rh_config* config, MPI_Fint comm, rh_model** model) noexcept {
+  return run("rh_mpi_model_create", [&] {
+    const MPI_Comm c = MPI_Comm_f2c(comm);
+    // The communicator first: from there on, every failure is every process's.
+    auto spread = std::make_shared<rh::mpi::Spread>(c);
+    ModelSettings s;
+    bool concurrent = false;
+    spread->collectively([&] {
+      check_abi_version(abi_version, "the caller");
+      if (!model) throw Error(Errc::invalid_argument, "model is a NULL pointer");
+      s = settings_from(config);
+    });
+    on_runtime_thread([&] {
+      spread->collectively([&] {
+        rh::initialize_runtime(rh::RuntimeOptions{s.host_threads, s.device_id});
+        for (const rh::SpaceInfo& info : rh::compiled_spaces())
+          if (info.space == s.space) concurrent = info.concurrent_models;
+        int provided = MPI_THREAD_SINGLE;
+        MPI_Query_thread(&provided);
+        if (!concurrent && provided < MPI_THREAD_SERIALIZED)
+          throw Error(Errc::unavailable,
+                      "this build makes a model's calls on the library's runtime thread: initialize MPI with "
+                      "MPI_Init_thread and MPI_THREAD_SERIALIZED (or MPI_THREAD_MULTIPLE)");
+      });
+      std::shared_ptr<Model> created;
+      spread->collectively([&] {
+        created =
+            std::make_shared<Model>(rh::Regressor(s.space, s.dtype, s.config, s.device_id), s.host_threads, concurrent);
+      });
+      spread->attach(*created->regressor);
+      created->spread = spread;
+      *model = registry().add(std::move(created));
+    });
+  });
+}
+
+rh_status rh_mpi_model_partial_fit(rh_model* model, const rh_batch* batch, rh_diagnostics* diagnostics) noexcept {
+  return update(model, batch, diagnostics, false, "rh_mpi_model_partial_fit");
+}
+
+rh_status rh_mpi_model_fit(rh_model* model, const rh_batch* batch, rh_diagnostics* diagnostics) noexcept {
+  return update(model, batch, diagnostics, true, "rh_mpi_model_fit");
+}
+
+rh_status rh_mpi_model_save_checkpoint_file(const rh_model* model, const char* path) noexcept {
+  return with_model(model, "rh_mpi_model_save_checkpoint_file", [&](Model& m) {
+    rh::mpi::Spread& spread = spread_of(m, "rh_mpi_model_save_checkpoint_file");
+    spread.collectively([&] {
+      if (!path) throw Error(Errc::invalid_argument, "path is a NULL pointer");
+    });
+    spread.save_checkpoint_file(path);
+  });
+}
+
+rh_status rh_mpi_model_load_checkpoint_file(rh_model* model, const char* path) noexcept {
+  return with_model(model, "rh_mpi_model_load_checkpoint_file", [&](Model& m) {
+    rh::mpi::Spread& spread = spread_of(m, "rh_mpi_model_load_checkpoint_file");
+    spread.collectively([&] {
+      if (!path) throw Error(Errc::invalid_argument, "path is a NULL pointer");
+    });
+    spread.load_checkpoint_file(path);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,126 @@
+// What spreading a batch over MPI processes costs (docs/performance.md, "Spread over processes"): a stream of
+// synthetic batches of N rows (every process holds N / size of them, the last its remainder), timed per batch, with
+// the time and bytes of each MPI collective the library makes (counted here through the MPI profiling interface,
+// PMPI_*), and beside them what MPI_Allreduce(MPI_SUM) of one Gram (q(q+1)/2 + q values) per sharing of the
+// chunk Grams would have taken on the same processes. Run under mpirun:
+//   rh_mpi_bench SPACE N P BATCHES
+// prints one line per run on process 0: seconds per batch (the slowest process), and the collectives' shares.
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "rh/mpi.hpp"
+
+namespace {
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+struct Count {
+  double seconds = 0, bytes = 0;
+  long long calls = 0;
+};
+Count allgatherv, alltoallv, allreduce, allgather;
+}  // namespace
+
+extern "C" {
+int MPI_Allgatherv(const void* s, int sc, MPI_Datatype st, void* r, const int rc[], const int d[], MPI_Datatype rt,
+                   MPI_Comm c) {
+  const double t = now();
+  const int out = PMPI_Allgatherv(s, sc, st, r, rc, d, rt, c);
+  allgatherv.seconds += now() - t;
+  int size = 0, n = 0, type_bytes = 0;
+  PMPI_Comm_size(c, &size);
+  PMPI_Type_size(rt, &type_bytes);
+  for (int i = 0; i < size; ++i) n += rc[i];
+  allgatherv.bytes += static_cast<double>(n) * type_bytes;
+  ++allgatherv.calls;
+  return out;
+}
+int MPI_Alltoallv(const void* s, const int sc[], const int sd[], MPI_Datatype st, void* r, const int rc[],
+                  const int rd[], MPI_Datatype rt, MPI_Comm c) {
+  const double t = now();
+  const int out = PMPI_Alltoallv(s, sc, sd, st, r, rc, rd, rt, c);
+  alltoallv.seconds += now() - t;
+  ++alltoallv.calls;
+  return out;
+}
+int MPI_Allreduce(const void* s, void* r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c) {
+  const double t0 = now();
+  const int out = PMPI_Allreduce(s, r, n, t, op, c);
+  allreduce.seconds += now() - t0;
+  ++allreduce.calls;
+  return out;
+}
+int MPI_Allgather(const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, MPI_Comm c) {
+  const double t = now();
+  const int out = PMPI_Allgather(s, sc, st, r, rc, rt, c);
+  allgather.seconds += now() - t;
+  ++allgather.calls;
+  return out;
+}
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (argc != 5) {
+    if (rank == 0) std::fprintf(stderr, "usage: rh_mpi_bench SPACE N P BATCHES\n");
+    MPI_Finalize();
+    return 2;
+  }
+  const rh::Space space = std::string(argv[1]) == "openmp" ? rh::Space::openmp : rh::Space::serial;
+  const long long n = std::atoll(argv[2]), p = std::atoll(argv[3]);
+  const int batches = std::atoi(argv[4]);
+  const long long lo = n * rank / size, hi = n * (rank + 1) / size, mine = hi - lo;
+  std::vector<double> x(static_cast<size_t>(std::max(1LL, mine * p))), y(static_cast<size_t>(std::max(1LL, mine)));
+  rh::mpi::Regressor model(MPI_COMM_WORLD, space, rh::Dtype::f64);
+  double worst = 0, total_iterations = 0;
+  for (int b = 0; b < batches; ++b) {
+    unsigned s = 1234567u * static_cast<unsigned>(b + 1) + static_cast<unsigned>(lo);
+    for (long long i = 0; i < mine; ++i) {
+      double yi = 0;
+      for (long long j = 0; j < p; ++j) {
+        s = s * 1103515245u + 12345u;
+        const double v = static_cast<double>((s >> 8) % 20001) / 10000.0 - 1.0;
+        x[static_cast<size_t>(i * p + j)] = v;
+        yi += v * static_cast<double>(j % 5);
+      }
+      s = s * 1103515245u + 12345u;
+      y[static_cast<size_t>(i)] = yi + ((s >> 8) % 100 == 0 ? 20.0 : 0.0);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t = now();
+    const rh::Diagnostics& d = model.partial_fit(rh::host_batch(x.data(), y.data(), mine, p));
+    double spent = now() - t, slowest = 0;
+    MPI_Reduce(&spent, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (b > 0) worst += slowest;  // the first batch allocates
+    if (b > 0) total_iterations += d.iterations;
+  }
+  // What Allreduce(SUM) of one Gram instead of each sharing of the chunk Grams would have cost here.
+  const long long q = p + 1, gram = q * (q + 1) / 2 + q;
+  std::vector<double> g(static_cast<size_t>(gram), 1.0), r(g.size());
+  const long long shares = allgatherv.calls;
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double t = now();
+  for (long long i = 0; i < shares; ++i)
+    PMPI_Allreduce(g.data(), r.data(), static_cast<int>(gram), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  const double reduce_seconds = now() - t;
+  if (rank == 0) {
+    const int timed = std::max(1, batches - 1);
+    std::printf(
+        "%s N=%lld p=%lld processes=%d threads=%s: %.4f s per batch (%.1f Newton iterations), "
+        "per batch: Allgatherv %.2f ms (%lld calls, %.2f MB), Alltoallv %.2f ms, Allreduce %.2f ms, "
+        "Allgather %.2f ms; Allreduce(SUM) of one Gram per sharing instead: %.2f ms\n",
+        argv[1], n, p, size, std::getenv("OMP_NUM_THREADS") ? std::getenv("OMP_NUM_THREADS") : "-", worst / timed,
+        total_iterations / timed, 1e3 * allgatherv.seconds / batches, allgatherv.calls / batches,
+        allgatherv.bytes / batches / 1e6, 1e3 * alltoallv.seconds / batches, 1e3 * allreduce.seconds / batches,
+        1e3 * allgather.seconds / batches, 1e3 * reduce_seconds / batches);
+  }
+  MPI_Finalize();
+  return 0;
+}
