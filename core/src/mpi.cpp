@@ -189,19 +189,22 @@ class Spread::Exchange final : public detail::ChunkExchange {
     return out;
   }
 
-  void share(void* values, std::size_t per_chunk) override {
+  void share(void* values, std::size_t per_chunk, std::size_t offset, std::size_t length) override {
     if (size_ == 1) return;
-    MPI_Datatype chunk;
-    check_mpi(MPI_Type_contiguous(static_cast<int>(per_chunk), MPI_BYTE, &chunk), "MPI_Type_contiguous");
+    // One element per chunk: its `length` bytes, the next element per_chunk bytes on.
+    MPI_Datatype part, chunk;
+    check_mpi(MPI_Type_contiguous(static_cast<int>(length), MPI_BYTE, &part), "MPI_Type_contiguous");
+    check_mpi(MPI_Type_create_resized(part, 0, static_cast<MPI_Aint>(per_chunk), &chunk), "MPI_Type_create_resized");
     MPI_Type_commit(&chunk);
     std::vector<int> counts(size_), displs(size_);
     for (int r = 0; r < size_; ++r) {
       counts[r] = static_cast<int>(own_[r]);
       displs[r] = static_cast<int>(first_[r]);
     }
-    const int rc =
-        MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, values, counts.data(), displs.data(), chunk, comm_);
+    const int rc = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, static_cast<char*>(values) + offset,
+                                  counts.data(), displs.data(), chunk, comm_);
     MPI_Type_free(&chunk);
+    MPI_Type_free(&part);
     check_mpi(rc, "MPI_Allgatherv");
   }
 

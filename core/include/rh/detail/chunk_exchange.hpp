@@ -23,8 +23,8 @@ class ChunkExchange {
   // chunk reaches into). The returned batch's arrays live until the next call.
   virtual Batch own_rows(const Batch& local, Chunks& chunks) = 0;
   // Collective: every process's chunks [first, first + own) of the array `values` (per_chunk bytes each, chunk c
-  // at values + c·per_chunk) into every process's array.
-  virtual void share(void* values, std::size_t per_chunk) = 0;
+  // at values + c·per_chunk) into every process's array: of each chunk, the `length` bytes from byte `offset`.
+  virtual void share(void* values, std::size_t per_chunk, std::size_t offset, std::size_t length) = 0;
   // Collective: values[i] ← the sum of every process's values[i] (counts: exact in double below 2^53).
   virtual void sum(double* values, int count) = 0;
   // Collective: when any process passes an error, every process throws the first (lowest rank) failed process's

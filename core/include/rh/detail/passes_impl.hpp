@@ -18,24 +18,32 @@
 namespace rh::detail {
 
 // After a pass over this process's chunks of a batch spread over processes (Chunks::exchange): the other
-// processes' chunks of `values` (chunks × per_chunk values), so that every process combines all of them in chunk
-// order. A space with memory of its own shares them through a host copy.
+// processes' chunks of `values` (chunks × per_chunk values; of each, the `length` values from `offset`, all of it by
+// default), so that every process combines all of them in chunk order. A space with memory of its own shares them
+// through a host copy.
 template <class Traits, class View>
 void share_chunks(const typename Traits::execution_space& space, const View& values, const Chunks& chunks,
-                  long long per_chunk) {
+                  long long per_chunk, long long offset = 0, long long length = -1) {
   if (!chunks.exchange) return;
   space.fence();
-  const std::size_t bytes = sizeof(typename View::value_type) * static_cast<std::size_t>(per_chunk);
+  const std::size_t value = sizeof(typename View::value_type);
+  const auto share = [&](void* data) {
+    chunks.exchange->share(data, value * static_cast<std::size_t>(per_chunk), value * static_cast<std::size_t>(offset),
+                           value * static_cast<std::size_t>(length < 0 ? per_chunk : length));
+  };
   if constexpr (Traits::host) {
-    chunks.exchange->share(values.data(), bytes);
+    share(values.data());
   } else {
     auto h = Kokkos::create_mirror_view(values);
     Kokkos::deep_copy(space, h, values);
     space.fence();
-    chunks.exchange->share(h.data(), bytes);
+    share(h.data());
     Kokkos::deep_copy(space, values, h);
   }
 }
+// Of a chunk's partial row (q² + q values: the Gram, then the gradient), the gradient: all a pass without the Gram
+// changes.
+inline long long gradient_offset(long long q) { return q * q; }
 
 // The per-chunk partial Gram costs chunks·(q²+q) values written and read back each iteration: keep it below a
 // quarter of X (n·q values) where that still leaves min_chunks chunks, and never give a chunk fewer rows than one
@@ -175,7 +183,8 @@ void Passes<Traits, S>::gram_gradient(const Rows& rows, const Chunks& chunks, bo
                          F{rows.x, rows.s, rows.c, chunks.window(partial, q * q + q), n, q, chunks.rows, tile, tiles,
                            pairs, grad_tiles, Traits::stage_rows, delta, rows.changed,
                            delta ? changes->count : ChunkInts(), rows.dc});
-    share_chunks<Traits>(space_, partial, chunks, q * q + q);
+    if (with_gram) share_chunks<Traits>(space_, partial, chunks, q * q + q);
+    else share_chunks<Traits>(space_, partial, chunks, q * q + q, gradient_offset(q), q);
   };
   // Host spaces use a fixed 16-wide block (vectorized inner loop); device teams shrink the tile for small q, and
   // for wide q (from two wide tiles on) take the register-tiled path.
@@ -381,7 +390,7 @@ EvaluationSums<Penalty> PenaltyPasses<Traits, S, Penalty>::evaluate(const Rows& 
                            static_cast<S>(bs.tau), static_cast<S>(bs.h), bs.has_weights, gradient != nullptr,
                            row_weights});
   share_chunks<Traits>(base_.space(), scratch.chunk_loss.values, chunks, 1);
-  if (gradient) share_chunks<Traits>(base_.space(), *gradient, chunks, q * q + q);
+  if (gradient) share_chunks<Traits>(base_.space(), *gradient, chunks, q * q + q, gradient_offset(q), q);
   Kokkos::parallel_for("rh::finish_evaluation", Kokkos::TeamPolicy<Space>(base_.space(), 1, Traits::team_size),
                        FinishEvaluation<Space, Penalty, Vector, Matrix, DoubleVector, Terms, Status, SumsView>{
                            coef.cand, coef.cur, coef.tilde, coef.grad, coef.info, scratch.chunk_loss.values,
