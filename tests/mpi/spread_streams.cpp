@@ -4,7 +4,7 @@
 //                                           uneven pieces (one process empty, the cuts moving from batch to batch),
 //                                           the state, diagnostics and predictions after each batch compared bitwise
 //                                           with a plain rh::Regressor fed the whole batch on this process
-//   rh_mpi_tests SPACE bad-input            one process's NaN, wrong p, bad weights: the same status everywhere,
+//   rh_mpi_tests SPACE bad-input            one process's NaN, wrong p, bad weights, memory limit: the same status everywhere,
 //                                           every model unchanged
 //   rh_mpi_tests SPACE checkpoint DIR       process 0 writes after half a stream; every communicator of 1..size
 //                                           processes loads it and finishes the stream: the same bits
@@ -183,13 +183,15 @@ void bad_input(rh::Space space) {
                        {"weights on one process only", rh::Errc::invalid_argument},
                        {"dtype", rh::Errc::invalid_argument},
                        {"null y", rh::Errc::invalid_argument},
-                       {"wrong p on an empty process", rh::Errc::invalid_argument}};
+                       {"wrong p on an empty process", rh::Errc::invalid_argument},
+                       {"memory limit on one process", rh::Errc::allocation_failed}};
   int k = 0;
   for (const Bad& bad : cases) {
     const std::string name = bad.name;
     const bool on_empty = name == "wrong p on an empty process";
     if (size == 1 && (on_empty || name == "weights on one process only")) continue;  // needs two processes
-    Rows<double> next = synthetic(200, 4, 7 + k++, true);
+    // (the memory case: more rows than any process held before, so that its row views grow)
+    Rows<double> next = synthetic(name == "memory limit on one process" ? 3000 : 200, 4, 7 + k++, true);
     // The last process spoils rows of its own, every process holding some; or an empty process its shape.
     std::vector<long long> at = cuts(next.n, 2);
     const int culprit = on_empty ? 2 % size : size - 1;
@@ -213,6 +215,7 @@ void bad_input(rh::Space space) {
       }
       if (name == "null y") b.y = nullptr;
       if (on_empty) b.x.cols = 5;
+      if (name == "memory limit on one process") rh::set_memory_limit(1024);  // its work views do not fit
     }
     rh::Errc got = rh::Errc::internal_error;
     bool threw = false;
@@ -222,6 +225,7 @@ void bad_input(rh::Space space) {
       threw = true;
       got = e.code();
     }
+    rh::set_memory_limit(0);
     const std::string where = fmt::format("bad input '{}' on process {} of {}", bad.name, culprit, size);
     expect(threw && got == bad.want, where + ": the same status on every process");
     int mine_code = static_cast<int>(got), lowest = 0, highest = 0;
