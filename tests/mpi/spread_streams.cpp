@@ -4,7 +4,7 @@
 //                                           uneven pieces (one process empty, the cuts moving from batch to batch),
 //                                           the state, diagnostics and predictions after each batch compared bitwise
 //                                           with a plain rh::Regressor fed the whole batch on this process
-//   rh_mpi_tests SPACE bad-input            one process's NaN, wrong p, bad weights, memory limit: the same status everywhere,
+//   rh_mpi_tests SPACE bad-input            one process's NaN, wrong p, bad weights, memory: one status everywhere,
 //                                           every model unchanged
 //   rh_mpi_tests SPACE checkpoint DIR       process 0 writes after half a stream; every communicator of 1..size
 //                                           processes loads it and finishes the stream: the same bits
