@@ -111,6 +111,13 @@ struct LineSearchSums {
     double t = 1.0;
     for (int k = 0; k < line_search_steps; ++k, t *= 0.5) crossing[k] += w * (huber_loss(r + t * u, tau) - at_r);
   }
+  // The sums as fields f = 0 … fields − 1 (base, linear, square, noise, then crossing[k]): a device team sums each
+  // field over the chunks in its own thread, in chunk order, which is the order of operator+= field by field.
+  static constexpr int fields = 4 + line_search_steps;
+  KOKKOS_INLINE_FUNCTION double& field(int f) {
+    return f == 0 ? base : f == 1 ? linear : f == 2 ? square : f == 3 ? noise : crossing[f - 4];
+  }
+  KOKKOS_INLINE_FUNCTION double field(int f) const { return const_cast<LineSearchSums&>(*this).field(f); }
   KOKKOS_INLINE_FUNCTION void operator+=(const LineSearchSums& o) {
     base += o.base;
     linear += o.linear;

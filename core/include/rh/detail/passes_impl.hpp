@@ -213,9 +213,12 @@ LineSearch Passes<Traits, S>::line_search(const Rows& rows, const Chunks& chunks
                            rows.x, rows.y, rows.w, rows.r, rows.u, coef.cur, coef.dir,
                            chunks.window(scratch.chunk_sums, 1), n, q, chunks.rows, bs.tau, bs.has_weights});
   share_chunks<Traits>(space_, scratch.chunk_sums, chunks, 1);
-  Kokkos::parallel_for("rh::line_search_finish", Kokkos::TeamPolicy<execution_space>(space_, 1, Traits::team_size),
-                       FinishLineSearch<execution_space, S, Vector, Matrix, SumsView, DoubleVector, Status,
-                                        Kokkos::View<LineSearch, memory_space>>{
+  using Finish = FinishLineSearch<execution_space, S, Vector, Matrix, SumsView, DoubleVector, Status,
+                                  Kokkos::View<LineSearch, memory_space>>;
+  Kokkos::TeamPolicy<execution_space> finish(space_, 1, Traits::team_size);
+  if (Finish::scratch_bytes() > 0) finish.set_scratch_size(0, Kokkos::PerTeam(Finish::scratch_bytes()));
+  Kokkos::parallel_for("rh::line_search_finish", finish,
+                       Finish{
                            coef.cur, coef.dir, coef.tilde, coef.cand, coef.info, scratch.chunk_sums, scratch.terms,
                            solve_status, scratch.result, q, chunks.count, bs.inv_n,
                            static_cast<double>(std::numeric_limits<S>::epsilon()), coef.info_symmetric});

@@ -72,10 +72,17 @@ struct LineSearchRows {
 // the chunks' LineSearchSums (in chunk order) and the quadratic term ½δᵀJδ with δ = β − β̃ − t·d, which is
 // ½δ₀ᵀJδ₀ − ½t(dᵀJδ₀ + δ₀ᵀJd) + ½t²·dᵀJd; the first step whose F_b does not exceed F_b(β) is accepted, its candidate
 // β − t·d written to `cand` (as MakeCandidate would), and the LineSearch result left for the one readback.
+// A host thread sums everything itself; a device team gives each sum (a LineSearchSums field over the chunks, a
+// column of `terms` over the coefficients, ‖cand − β‖², ‖cand‖²) a thread of its own, each in the same order, so
+// the same bits come out without one thread walking every sum in turn.
 template <class Space, class S, class VView, class MView, class SumsView, class DView, class StatusView,
           class ResultView>
 struct FinishLineSearch {
   using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
+  using Shared = Kokkos::View<double*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  static constexpr bool by_threads = !host_memory_v<Space>;  // the sums each in a thread of their own
+  static constexpr int shared_values = LineSearchSums::fields + 3;  // the fields, then quad, cross, dir_quad
+  static size_t scratch_bytes() { return by_threads ? Shared::shmem_size(shared_values) : 0; }
   VView cur, dir, tilde, cand;
   MView info;
   SumsView chunk_sums;
@@ -100,60 +107,105 @@ struct FinishLineSearch {
       terms(3 * j + 2) = d * j_dir;
     });
     team.team_barrier();
-    Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      LineSearchSums total;
-      for (long long ch = 0; ch < chunks; ++ch) total += chunk_sums(ch);
-      double quad = 0.0, cross = 0.0, dir_quad = 0.0;
-      for (long long j = 0; j < q; ++j) {
-        quad += terms(3 * j);
-        cross += terms(3 * j + 1);
-        dir_quad += terms(3 * j + 2);
-      }
-      LineSearch out;
-      const double at_current = total.base + 0.5 * quad;
-      out.objective_current = at_current * inv_n;
-      // How far a direct evaluation of F_b (a pass over X at the rounded candidate, as the reference computes it)
-      // can land from these values: its residuals' rounding (ε of the dtype, about √q of it per row, through ψ)
-      // and the double sums. A step whose F_b differs from F_b(β) by more is decided here as any direct
-      // evaluation would decide it; from the first one that does not, direct evaluations decide (the host).
-      const double margin = (8.0 * eps * compat::sqrt(static_cast<double>(q) * total.noise) +
-                             8.0 * DBL_EPSILON * compat::sqrt(static_cast<double>(q + chunks)) *
-                                 (compat::fabs(total.base) + compat::fabs(quad))) * inv_n;
-      double t = 1.0;
-      for (int k = 0; k < line_search_steps; ++k, t *= 0.5) {
-        const double change = (t * total.linear + 0.5 * t * t * total.square + total.crossing[k]) +
-                              (-0.5 * t * cross + 0.5 * t * t * dir_quad);
-        const double f = (at_current + change) * inv_n;
-        if (f - out.objective_current < -margin) {
-          out.step = k;
-          out.objective = f;
-          break;
+    if constexpr (by_threads) {
+      const Shared shared(team.team_scratch(0), shared_values);
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, shared_values), [&](const int f) {
+        double sum = 0.0;
+        if (f < LineSearchSums::fields) {
+          for (long long ch = 0; ch < chunks; ++ch) sum += chunk_sums(ch).field(f);
+        } else {
+          for (long long j = 0; j < q; ++j) sum += terms(3 * j + (f - LineSearchSums::fields));
         }
-        if (!(f - out.objective_current > margin)) {  // within rounding (or not a number): not decided here
-          out.undecided = k;
-          break;
+        shared(f) = sum;
+      });
+      team.team_barrier();
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        LineSearchSums total;
+        for (int f = 0; f < LineSearchSums::fields; ++f) total.field(f) = shared(f);
+        const int c = LineSearchSums::fields;
+        result() = decide(total, shared(c), shared(c + 1), shared(c + 2));
+      });
+    } else {
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        LineSearchSums total;
+        for (long long ch = 0; ch < chunks; ++ch) total += chunk_sums(ch);
+        double quad = 0.0, cross = 0.0, dir_quad = 0.0;
+        for (long long j = 0; j < q; ++j) {
+          quad += terms(3 * j);
+          cross += terms(3 * j + 1);
+          dir_quad += terms(3 * j + 2);
         }
-      }
-      out.solve_status = solve_status().status;
-      out.solve_method = solve_status().method;
-      result() = out;
-    });
+        result() = decide(total, quad, cross, dir_quad);
+      });
+    }
     team.team_barrier();
     const int step = result().step;
     if (step < 0) return;
     const S t = static_cast<S>(1.0 / static_cast<double>(1LL << step));
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const long long j) { cand(j) = cur(j) - t * dir(j); });
     team.team_barrier();
-    Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      double step2 = 0.0, cand2 = 0.0;
-      for (long long j = 0; j < q; ++j) {
-        const double c = static_cast<double>(cand(j)), e = c - static_cast<double>(cur(j));
-        step2 += e * e;
-        cand2 += c * c;
+    if constexpr (by_threads) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 2), [&](const int which) {
+        double sum = 0.0;  // the expressions of the host's loop, each sum in its own loop
+        if (which == 0) {
+          for (long long j = 0; j < q; ++j) {
+            const double e = static_cast<double>(cand(j)) - static_cast<double>(cur(j));
+            sum += e * e;
+          }
+          result().step2 = sum;
+        } else {
+          for (long long j = 0; j < q; ++j) {
+            const double c = static_cast<double>(cand(j));
+            sum += c * c;
+          }
+          result().cand2 = sum;
+        }
+      });
+    } else {
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        double step2 = 0.0, cand2 = 0.0;
+        for (long long j = 0; j < q; ++j) {
+          const double c = static_cast<double>(cand(j)), e = c - static_cast<double>(cur(j));
+          step2 += e * e;
+          cand2 += c * c;
+        }
+        result().step2 = step2;
+        result().cand2 = cand2;
+      });
+    }
+  }
+
+  // The LineSearch of the summed pass: F_b(β), the first step decided as accepted, or the first undecided one.
+  KOKKOS_INLINE_FUNCTION LineSearch decide(const LineSearchSums& total, double quad, double cross,
+                                           double dir_quad) const {
+    LineSearch out;
+    const double at_current = total.base + 0.5 * quad;
+    out.objective_current = at_current * inv_n;
+    // How far a direct evaluation of F_b (a pass over X at the rounded candidate, as the reference computes it)
+    // can land from these values: its residuals' rounding (ε of the dtype, about √q of it per row, through ψ)
+    // and the double sums. A step whose F_b differs from F_b(β) by more is decided here as any direct
+    // evaluation would decide it; from the first one that does not, direct evaluations decide (the host).
+    const double margin = (8.0 * eps * compat::sqrt(static_cast<double>(q) * total.noise) +
+                           8.0 * DBL_EPSILON * compat::sqrt(static_cast<double>(q + chunks)) *
+                               (compat::fabs(total.base) + compat::fabs(quad))) * inv_n;
+    double t = 1.0;
+    for (int k = 0; k < line_search_steps; ++k, t *= 0.5) {
+      const double change = (t * total.linear + 0.5 * t * t * total.square + total.crossing[k]) +
+                            (-0.5 * t * cross + 0.5 * t * t * dir_quad);
+      const double f = (at_current + change) * inv_n;
+      if (f - out.objective_current < -margin) {
+        out.step = k;
+        out.objective = f;
+        break;
       }
-      result().step2 = step2;
-      result().cand2 = cand2;
-    });
+      if (!(f - out.objective_current > margin)) {  // within rounding (or not a number): not decided here
+        out.undecided = k;
+        break;
+      }
+    }
+    out.solve_status = solve_status().status;
+    out.solve_method = solve_status().method;
+    return out;
   }
 };
 
