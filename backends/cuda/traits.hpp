@@ -9,6 +9,9 @@
 #include "rh/detail/compat.hpp"
 #include "rh/error.hpp"
 #include "rh/types.hpp"
+#if RH_CUDA_CUSOLVER
+#include "toolkit_cholesky.hpp"
+#endif
 
 namespace rh::backends::cuda {
 
@@ -41,6 +44,11 @@ struct Traits {
   // above in panels of 8 rows, each factored by one thread with the trailing updates over many teams: the one team
   // is faster up to there and slower beyond (rh_solve_bench, docs/evidence/h200.md).
   static int cholesky_panel(long long q) { return q <= 320 ? static_cast<int>(q) : 8; }
+  // The opt-in A/B build RH_CUDA_CUSOLVER factors and solves with the toolkit's cuSOLVER instead
+  // (toolkit_cholesky.hpp); the report and the LU fallback stay ours.
+#if RH_CUDA_CUSOLVER
+  using toolkit_cholesky = ToolkitCholesky;
+#endif
 
   // Asked before Kokkos starts (a CUDA build cannot start Kokkos without a GPU): 0 when none is usable.
   static int device_count() {

@@ -2,6 +2,7 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <type_traits>
 
 #include "rh/detail/compat.hpp"
 #include "rh/detail/dense/symmetry.hpp"
@@ -392,6 +393,48 @@ struct CholeskyTeam {
   }
 };
 
+// Traits::toolkit_cholesky where the traits name one (the CUDA space's opt-in cuSOLVER build), else void.
+template <class Traits, class = void>
+struct ToolkitCholeskyOf {
+  using type = void;
+};
+template <class Traits>
+struct ToolkitCholeskyOf<Traits, std::void_t<typename Traits::toolkit_cholesky>> {
+  using type = typename Traits::toolkit_cholesky;
+};
+
+// The toolkit's Cholesky (Traits::toolkit_cholesky, an opt-in A/B build) between two one-team kernels of ours:
+// before it, H's upper triangle into f, g into sol and the report (cholesky_start); after it, the report hands the
+// system to LU when potrf found a pivot that is not > 0 (`info`) or the solution is not finite, as ours does.
+template <class Traits, class MView, class VView, class ReportView>
+struct ToolkitCholeskyStart {
+  using member_type = typename Kokkos::TeamPolicy<typename Traits::execution_space>::member_type;
+  MView a, f;
+  VView rhs, sol;
+  ReportView report;
+  int q;
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    cholesky_start(team, a, f, rhs, sol, report, q);
+  }
+};
+template <class Traits, class VView, class ReportView>
+struct ToolkitCholeskyCheck {
+  using member_type = typename Kokkos::TeamPolicy<typename Traits::execution_space>::member_type;
+  VView sol;
+  ReportView report;
+  const int* info;
+  int q;
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    int bad = 0;
+    Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, q), [&](const int j, int& n) {
+      if (!compat::isfinite(sol(j))) n += 1;
+    }, bad);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      if (report().method == solve_by_cholesky && (bad || *info != 0)) report().method = solve_by_lu;
+    });
+  }
+};
+
 // Launches the Cholesky of a (panels of nb rows; on a device with nb ≥ q, one team) into f and its solve of
 // a x = rhs into sol; the report says solve_by_cholesky on success, solve_by_lu when LU must take over.
 // Asynchronous, on `space`.
@@ -402,6 +445,15 @@ void cholesky_solve(const typename Traits::execution_space& space, const MView& 
   using Panel = CholeskyPanel<Traits, MView, VView, ReportView>;
   const int q = static_cast<int>(a.extent(0));
   if constexpr (!Traits::host) {
+    using Toolkit = typename ToolkitCholeskyOf<Traits>::type;
+    if constexpr (!std::is_void_v<Toolkit>) {
+      Kokkos::parallel_for("rh::cholesky_start", Kokkos::TeamPolicy<Space>(space, 1, Traits::team_size),
+                           ToolkitCholeskyStart<Traits, MView, VView, ReportView>{a, f, rhs, sol, report, q});
+      Toolkit::solve(space, f.data(), sol.data(), q);
+      Kokkos::parallel_for("rh::cholesky_check", Kokkos::TeamPolicy<Space>(space, 1, Traits::team_size),
+                           ToolkitCholeskyCheck<Traits, VView, ReportView>{sol, report, Toolkit::info(), q});
+      return;
+    }
     using Team = CholeskyTeam<Traits, MView, VView, ReportView>;
     const int rows = Team::panel_rows(q);
     if (nb >= q && rows > 0) {  // one team: as many threads as the first update has entries, at most a block
