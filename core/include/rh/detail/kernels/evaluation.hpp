@@ -179,46 +179,14 @@ struct FinishEvaluation {
       terms(j) = t;
     });
     team.team_barrier();
-    if constexpr (host_memory_v<Space>) {
-      Kokkos::single(Kokkos::PerTeam(team), [&]() {
-        EvaluationSums<Penalty> out;
-        for (long long ch = 0; ch < chunks; ++ch) out.loss += chunk_loss(ch);
-        for (long long j = 0; j < q; ++j) out.add_terms(terms(j));
-        out.solve_status = solve_status().status;
-        out.solve_method = solve_status().method;
-        sums() = out;
-      });
-    } else {  // each sum in a thread of its own, in the same order: the same bits, not one thread walking them all
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 5), [&](const int which) {
-        EvaluationSums<Penalty>& out = sums();
-        double sum = 0.0;
-        switch (which) {
-          case 0:
-            for (long long ch = 0; ch < chunks; ++ch) sum += chunk_loss(ch);
-            out.loss = sum;
-            out.solve_status = solve_status().status;
-            out.solve_method = solve_status().method;
-            break;
-          case 1:
-            for (long long j = 0; j < q; ++j) sum += terms(j).quad;
-            out.quad = sum;
-            break;
-          case 2:
-            for (long long j = 0; j < q; ++j) sum += terms(j).step2;
-            out.step2 = sum;
-            break;
-          case 3:
-            for (long long j = 0; j < q; ++j) sum += terms(j).cand2;
-            out.cand2 = sum;
-            break;
-          default: {
-            typename Penalty::Sums penalty;
-            for (long long j = 0; j < q; ++j) penalty.add(terms(j).penalty);
-            out.penalty = penalty;
-          }
-        }
-      });
-    }
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      EvaluationSums<Penalty> out;
+      for (long long ch = 0; ch < chunks; ++ch) out.loss += chunk_loss(ch);
+      for (long long j = 0; j < q; ++j) out.add_terms(terms(j));
+      out.solve_status = solve_status().status;
+      out.solve_method = solve_status().method;
+      sums() = out;
+    });
   }
 };
 
