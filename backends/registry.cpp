@@ -10,6 +10,7 @@
 #include "rh/detail/compat.hpp"
 #include "rh/detail/compiled_spaces.hpp"
 #include "rh/detail/engine_base.hpp"
+#include "rh/detail/group/engine_base.hpp"
 #include "rh/regressor.hpp"
 
 namespace rh {
@@ -18,6 +19,11 @@ namespace detail {
   extern template std::unique_ptr<EngineBase> make_engine_for<TRAITS>(Dtype, int);
 RH_FOR_EACH_COMPILED_SPACE(RH_DECLARE_FACTORY, unused)
 #undef RH_DECLARE_FACTORY
+#define RH_DECLARE_GROUP_FACTORY(name, TRAITS, ARG)                                   \
+  extern template std::unique_ptr<GroupEngineBase> make_group_engine_for<TRAITS>(Dtype, int, long long, long long, \
+                                                                                 bool);
+RH_FOR_EACH_COMPILED_SPACE(RH_DECLARE_GROUP_FACTORY, unused)
+#undef RH_DECLARE_GROUP_FACTORY
 
 // Calls f(Tag<Traits>) for the compiled space `space`; returns whether there is one.
 template <class F>
@@ -94,14 +100,32 @@ void detail::check_host_pointer(const void* ptr, const char* what) {
   for_each_type(CompiledSpaces{}, [&](auto tag) { decltype(tag)::type::check_host_pointer(ptr, what); });
 }
 
-std::unique_ptr<detail::EngineBase> detail::make_engine(Space space, Dtype dtype, int device_id) {
-  std::unique_ptr<EngineBase> engine;
-  if (with_compiled_space(space, [&](auto tag) { engine = make_engine_for<typename decltype(tag)::type>(dtype, device_id); }))
-    return engine;
+namespace {
+// Refuses a space that is not compiled in (or not a space at all).
+[[noreturn]] void space_unavailable(Space space) {
   if (!space_known(space))
     throw Error(Errc::invalid_argument, fmt::format("unknown execution space enum value {}", static_cast<int>(space)));
   throw Error(Errc::unavailable,
               fmt::format("execution space {} is not compiled into this build of the library", space_name(space)));
+}
+}  // namespace
+
+std::unique_ptr<detail::EngineBase> detail::make_engine(Space space, Dtype dtype, int device_id) {
+  std::unique_ptr<EngineBase> engine;
+  if (with_compiled_space(space, [&](auto tag) { engine = make_engine_for<typename decltype(tag)::type>(dtype, device_id); }))
+    return engine;
+  space_unavailable(space);
+}
+
+std::unique_ptr<detail::GroupEngineBase> detail::make_group_engine(Space space, Dtype dtype, int device_id,
+                                                                   long long n_models, long long p,
+                                                                   bool fit_intercept) {
+  std::unique_ptr<GroupEngineBase> engine;
+  if (with_compiled_space(space, [&](auto tag) {
+        engine = make_group_engine_for<typename decltype(tag)::type>(dtype, device_id, n_models, p, fit_intercept);
+      }))
+    return engine;
+  space_unavailable(space);
 }
 
 }  // namespace rh

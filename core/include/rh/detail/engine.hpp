@@ -185,15 +185,7 @@ class Engine final : public EngineBase {
     committed_.coefficients = std::exchange(coef_.cur, std::move(beta_work));
     committed_.information = std::exchange(info_new_, std::move(info_work));
     committed_.score_variance = std::exchange(score_new_, std::move(score_work));
-    // Each scalar field of the state (RH_STATE_SCALARS) after the batch.
-    StateScalars& c = committed_.scalars;
-    c.n_features = p;
-    c.n_samples_seen = (empty ? 0 : c.n_samples_seen) + n;
-    c.batch_count = (empty ? 0 : c.batch_count) + 1;
-    c.previous_lambda = bs.lambda;
-    c.weight_sum = cumulative;
-    c.fit_intercept = config.fit_intercept;
-    c.score_variance_batches = config.inference ? (empty ? 0 : c.score_variance_batches) + 1 : 0;
+    committed_.scalars = scalars_after_batch(committed_.scalars, empty, p, n, bs.lambda, cumulative, config);
     return d;
   }
 

@@ -14,6 +14,22 @@ class ChunkExchange;
 // leaving room for the counts of any batches that fit in memory.
 inline constexpr std::int64_t max_state_count = std::int64_t{1} << 62;
 
+// The scalar fields of the state (RH_STATE_SCALARS) after a committed batch of `rows` rows (docs/method.md §7), from
+// those before it, or from the empty state when the batch started there (the first batch, fit()). The engine and
+// the model group (rh/group.hpp) both commit through it.
+inline StateScalars scalars_after_batch(const StateScalars& before, bool from_empty, std::int64_t p, std::int64_t rows,
+                                        double lambda, double cumulative_weight, const Config& config) {
+  StateScalars c = from_empty ? StateScalars() : before;
+  c.n_features = p;
+  c.n_samples_seen += rows;
+  c.batch_count += 1;
+  c.previous_lambda = lambda;
+  c.weight_sum = cumulative_weight;
+  c.fit_intercept = config.fit_intercept;
+  c.score_variance_batches = config.inference ? c.score_variance_batches + 1 : 0;
+  return c;
+}
+
 class EngineBase {
  public:
   virtual ~EngineBase() = default;

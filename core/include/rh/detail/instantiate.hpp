@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "rh/detail/engine.hpp"
+#include "rh/detail/group/engine.hpp"
 #include "rh/detail/instances.hpp"
 #include "rh/detail/passes_impl.hpp"
 #include "rh/detail/space_traits.hpp"

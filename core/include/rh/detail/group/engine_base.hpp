@@ -1,0 +1,51 @@
+// The interface between rh::RegressorGroup (host-side validation and the per-model scalars) and the group numerics
+// instantiated per execution space and scalar (rh::detail::GroupEngine<Traits, S>).
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "rh/group.hpp"
+
+namespace rh::detail {
+
+// One model's update of a group batch, as the host prepared it (docs/method.md §3: scalars in double).
+struct GroupTask {
+  long long model = 0;
+  long long r0 = 0, r1 = 0;  // its rows in the batch
+  double inv_n = 0.0;        // 1 / N_b
+  double h = 0.0;            // h_b
+};
+
+// What one model's solve gave (the engine commits β and J of the models with status group_ok itself).
+enum GroupSolveStatus : int { group_ok = 0, group_singular = 1, group_non_finite = 2 };
+struct GroupOutcome {
+  int iterations = 0;
+  int converged = 0;
+  double objective = 0.0;  // F_b at the returned β
+  int status = group_ok;
+};
+
+class GroupEngineBase {
+ public:
+  virtual ~GroupEngineBase() = default;
+  // Solves every task's model from its committed state (or the empty one: its arrays are zero until its first
+  // commit) and commits β and J of those whose outcome is group_ok and whose objective is finite; the others stay
+  // as they were. The batch was checked by the caller (shape, and the rows of every task).
+  virtual std::vector<GroupOutcome> update(const GroupBatch& batch, const std::vector<GroupTask>& tasks,
+                                           const Config& config) = 0;
+  // out[i] = x_iᵀβ of row i's model; out has the group's dtype (host memory).
+  virtual void predict(const GroupBatch& x, void* out) = 0;
+  // β and J of model m, in double.
+  virtual void export_arrays(long long m, std::vector<double>& beta, std::vector<double>& info) const = 0;
+};
+
+// Defined in backends/registry.cpp: creates the group engine of a compiled space, or throws Errc::unavailable.
+std::unique_ptr<GroupEngineBase> make_group_engine(Space space, Dtype dtype, int device_id, long long n_models,
+                                                   long long p, bool fit_intercept);
+
+// The group engine of one space (explicitly instantiated per compiled space, see rh/detail/instantiate.hpp).
+template <class Traits>
+std::unique_ptr<GroupEngineBase> make_group_engine_for(Dtype dtype, int device_id, long long n_models, long long p,
+                                                       bool fit_intercept);
+
+}  // namespace rh::detail

@@ -1,0 +1,253 @@
+// The whole batch of every model of a group in one launch: a team per model runs its damped Newton solve
+// (docs/method.md §5), its dense solves (§8) and its commit (§7) in team scratch, and finishes alone: no host round
+// trip per iteration, and a converged model's team simply ends while the others go on.
+//
+// It is the method of the single-model engine (rh/detail/engine.hpp with penalties/none.hpp) with the formulas of
+// rh/detail/method.hpp, the Cholesky factor of dense/cholesky.hpp and the LU of dense/lu.hpp; it differs in how it
+// sums (per model in one team: the Gram and gradient sums in double, row after row) and in its line search, which
+// evaluates F_b at each step directly, as §5 states the rule, instead of pricing every step from one pass. Results
+// agree with rh::Regressor within the golden floors (tests/unit/test_group.cpp).
+#pragma once
+#include <Kokkos_Core.hpp>
+
+#include "rh/detail/compat.hpp"
+#include "rh/detail/dense/cholesky.hpp"
+#include "rh/detail/dense/lu.hpp"
+#include "rh/detail/group/engine_base.hpp"
+#include "rh/detail/host_isa.hpp"
+#include "rh/detail/kernels/row_dots.hpp"
+#include "rh/detail/method.hpp"
+#include "rh/detail/penalty.hpp"
+
+namespace rh::detail {
+
+template <class Traits, class S>
+struct GroupNewton {
+  using Space = typename Traits::execution_space;
+  using Policy = Kokkos::TeamPolicy<Space>;
+  using member_type = typename Policy::member_type;
+  using Mem = typename Space::memory_space;
+  using Shmem = typename Space::scratch_memory_space;
+  using SVec = Kokkos::View<S*, Shmem, Kokkos::MemoryUnmanaged>;
+  using SMat = Kokkos::View<S**, Kokkos::LayoutRight, Shmem, Kokkos::MemoryUnmanaged>;
+  using DVec = Kokkos::View<double*, Shmem, Kokkos::MemoryUnmanaged>;
+  using Report = Kokkos::View<SolveReport, Shmem, Kokkos::MemoryUnmanaged>;
+
+  Kokkos::View<S**, Kokkos::LayoutRight, Mem> x;  // the batch's design rows (intercept column last), all models
+  Kokkos::View<S*, Mem> y, w;
+  Kokkos::View<S*, Mem> s, c;                           // per row: w ψ(r) and w φ(r) at the current β
+  Kokkos::View<S**, Kokkos::LayoutRight, Mem> beta;     // n_models × q: committed β
+  Kokkos::View<S***, Kokkos::LayoutRight, Mem> info;    // n_models × q × q: committed J
+  Kokkos::View<S***, Kokkos::LayoutRight, Mem> info_new;  // J_b before it is known to be finite
+  Kokkos::View<GroupTask*, Mem> tasks;                  // one per team
+  Kokkos::View<GroupOutcome*, Mem> outcomes;
+  int q = 0, max_iter = 0, level = 0;
+  bool has_w = false;
+  double tau = 0.0, tol = 0.0, ridge = 0.0;
+
+  // A team's scratch: β̃, β, the candidate, d, g; H and its factor; δ and Jδ in double; the solve's report.
+  struct Work {
+    SVec tilde, cur, cand, dir, grad;
+    SMat hess, fac;
+    DVec delta, jd;
+    Report report;
+  };
+  static size_t scratch_bytes(int q) {
+    return 5 * (SVec::shmem_size(q) + 64) + 2 * (SMat::shmem_size(q, q) + 64) + 2 * (DVec::shmem_size(q) + 64) +
+           Report::shmem_size() + 64;
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    const GroupTask t = tasks(team.league_rank());
+    const auto scratch = team.team_scratch(level);
+    Work k{SVec(scratch, q), SVec(scratch, q), SVec(scratch, q), SVec(scratch, q), SVec(scratch, q),
+           SMat(scratch, q, q), SMat(scratch, q, q), DVec(scratch, q), DVec(scratch, q), Report(scratch)};
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) {
+      k.tilde(j) = beta(t.model, j);
+      k.cur(j) = k.tilde(j);
+    });
+    team.team_barrier();
+    GroupOutcome out;
+    double f = objective(team, t, k, k.cur);  // §5 step 1
+    for (int it = 1; it <= max_iter; ++it) {
+      out.iterations = it;
+      newton_system(team, t, k);
+      if (solve(team, k) != solve_ok) {  // the minimum-norm fallback (§8 step 3) is not in groups yet
+        out.status = group_singular;
+        break;
+      }
+      // §5 step 2.2: the first t = 2⁻ᵏ whose F_b does not exceed f, each evaluated directly.
+      int step = -1;
+      double f_step = 0.0;
+      for (int ks = 0; ks < line_search_steps && step < 0; ++ks) {
+        const S ts = static_cast<S>(1.0 / static_cast<double>(1LL << ks));
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) { k.cand(j) = k.cur(j) - ts * k.dir(j); });
+        team.team_barrier();
+        const double fc = objective(team, t, k, k.cand);
+        if (fc <= f) {
+          step = ks;
+          f_step = fc;
+        }
+      }
+      if (step < 0) break;  // no step accepted: β stays, not converged
+      double step2 = 0.0, cand2 = 0.0;
+      Kokkos::single(Kokkos::PerTeam(team), [&](double& a) {
+        for (int j = 0; j < q; ++j) {
+          const double d = static_cast<double>(k.cand(j)) - static_cast<double>(k.cur(j));
+          a += d * d;
+        }
+      }, step2);
+      Kokkos::single(Kokkos::PerTeam(team), [&](double& a) {
+        for (int j = 0; j < q; ++j) a += static_cast<double>(k.cand(j)) * static_cast<double>(k.cand(j));
+      }, cand2);
+      team.team_barrier();
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) { k.cur(j) = k.cand(j); });
+      team.team_barrier();
+      f = f_step;
+      if (compat::sqrt(step2) <= tol * (1.0 + compat::sqrt(cand2))) {
+        out.converged = 1;
+        break;
+      }
+    }
+    out.objective = f;
+    if (out.status == group_ok) commit(team, t, k, out);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { outcomes(team.league_rank()) = out; });
+  }
+
+ private:
+  KOKKOS_INLINE_FUNCTION S residual(long long i, const SVec& v) const {
+    return y(i) - row_dot<S, BaselineIsa>(x, i, v, q);
+  }
+  KOKKOS_INLINE_FUNCTION S weight(long long i) const { return has_w ? w(i) : S(1); }
+
+  // δ = v − β̃ and Jδ (each (Jδ)_j summed over k in order), as FinishEvaluation forms them.
+  KOKKOS_INLINE_FUNCTION void j_delta(const member_type& team, const GroupTask& t, const Work& k, const SVec& v) const {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) {
+      k.delta(j) = static_cast<double>(v(j)) - static_cast<double>(k.tilde(j));
+    });
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) {
+      double sum = 0.0;
+      for (int m = 0; m < q; ++m) sum += static_cast<double>(info(t.model, j, m)) * k.delta(m);
+      k.jd(j) = sum;
+    });
+    team.team_barrier();
+  }
+
+  // F_b(v) = (Σ w ρ(r) + ½ δᵀJδ) / N_b (§4, penalty none), its sums in double.
+  KOKKOS_INLINE_FUNCTION double objective(const member_type& team, const GroupTask& t, const Work& k,
+                                          const SVec& v) const {
+    j_delta(team, t, k, v);
+    double loss = 0.0, quad = 0.0;
+    const S tau_s = static_cast<S>(tau);
+    Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, t.r0, t.r1), [&](const long long i, double& acc) {
+      acc += static_cast<double>(weight(i) * huber_loss(residual(i, v), tau_s));
+    }, loss);
+    Kokkos::single(Kokkos::PerTeam(team), [&](double& a) {
+      for (int j = 0; j < q; ++j) a += k.delta(j) * k.jd(j);
+    }, quad);
+    return (loss + 0.5 * quad) * t.inv_n;
+  }
+
+  // H = (Σ w φ x xᵀ + J)/N_b + ridge·I and g = (J(β − β̃) − Σ w ψ x)/N_b at β (§4), sums over rows in order.
+  KOKKOS_INLINE_FUNCTION void newton_system(const member_type& team, const GroupTask& t, const Work& k) const {
+    row_weights(team, t, k, true);
+    j_delta(team, t, k, k.cur);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q * q + q), [&](const int e) {
+      if (e < q * q) {
+        const int j = e / q, m = e % q;
+        if (m < j) return;
+        const double g = gram(t, j, m);
+        const S v = static_cast<S>((g + static_cast<double>(info(t.model, j, m))) * t.inv_n + (j == m ? ridge : 0.0));
+        k.hess(j, m) = v;
+        k.hess(m, j) = v;
+      } else {
+        const int j = e - q * q;
+        double u = 0.0;
+        for (long long i = t.r0; i < t.r1; ++i) u += static_cast<double>(s(i) * x(i, j));
+        k.grad(j) = static_cast<S>((k.jd(j) - u) * t.inv_n);
+      }
+    });
+    team.team_barrier();
+  }
+
+  // s_i = w ψ(r_i) (with `scores`) and c_i = w φ(r_i) at the current β.
+  KOKKOS_INLINE_FUNCTION void row_weights(const member_type& team, const GroupTask& t, const Work& k,
+                                          bool scores) const {
+    const S tau_s = static_cast<S>(tau), h_s = static_cast<S>(t.h);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, t.r0, t.r1), [&](const long long i) {
+      const S r = residual(i, k.cur);
+      const S wi = weight(i);
+      if (scores) s(i) = wi * huber_score(r, tau_s);
+      c(i) = wi * smoothed_curvature(r, tau_s, h_s);
+    });
+    team.team_barrier();
+  }
+
+  KOKKOS_INLINE_FUNCTION double gram(const GroupTask& t, int j, int m) const {
+    double g = 0.0;
+    for (long long i = t.r0; i < t.r1; ++i) g += static_cast<double>(c(i) * x(i, j) * x(i, m));
+    return g;
+  }
+
+  // d = H⁻¹ g: Cholesky when the ridge makes H positive definite (H is assembled symmetric), else or when it gives
+  // way LU with partial pivoting (§8 steps 1-2). Returns the SolveStatus.
+  KOKKOS_INLINE_FUNCTION int solve(const member_type& team, const Work& k) const {
+    int done = 0;
+    if (ridge > 0) {
+      Kokkos::single(Kokkos::PerTeam(team), [&](int& ok) {
+        for (int i = 0; i < q; ++i)
+          for (int j = i; j < q; ++j) k.fac(i, j) = k.hess(i, j);
+        if (!factor_upper(k.fac, 0, q)) return;
+        for (int i = 0; i < q; ++i) {  // Uᵀy = g
+          S v = k.grad(i);
+          for (int m = 0; m < i; ++m) v -= k.fac(m, i) * k.dir(m);
+          k.dir(i) = v / k.fac(i, i);
+        }
+        for (int i = q - 1; i >= 0; --i) {  // U d = y
+          S v = k.dir(i);
+          for (int m = i + 1; m < q; ++m) v -= k.fac(i, m) * k.dir(m);
+          k.dir(i) = v / k.fac(i, i);
+        }
+        ok = 1;
+        for (int i = 0; i < q; ++i) ok = ok && compat::isfinite(k.dir(i));
+      }, done);
+    }
+    team.team_barrier();
+    if (done) return solve_ok;
+    LuSolve<Traits, SMat, SVec, Report>{k.hess, k.fac, k.grad, k.dir, k.report, q, false}(team);
+    team.team_barrier();
+    return k.report().status;
+  }
+
+  // J_b = J + Σ w φ(r(β_b)) x xᵀ (§7); β_b and J_b replace the committed ones only when every value and F_b are
+  // finite (else the model keeps its state and the outcome says so).
+  KOKKOS_INLINE_FUNCTION void commit(const member_type& team, const GroupTask& t, const Work& k,
+                                     GroupOutcome& out) const {
+    row_weights(team, t, k, false);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q * q), [&](const int e) {
+      const int j = e / q, m = e % q;
+      if (m < j) return;
+      const S v = info(t.model, j, m) + static_cast<S>(gram(t, j, m));
+      info_new(t.model, j, m) = v;
+      info_new(t.model, m, j) = v;
+    });
+    team.team_barrier();
+    int bad = 0;
+    Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, q * q + q), [&](const int e, int& b) {
+      const S v = e < q * q ? info_new(t.model, e / q, e % q) : k.cur(e - q * q);
+      if (!compat::isfinite(v)) ++b;
+    }, bad);
+    if (bad > 0 || !compat::isfinite(out.objective)) {
+      out.status = group_non_finite;
+      return;
+    }
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q * q + q), [&](const int e) {
+      if (e < q * q) info(t.model, e / q, e % q) = info_new(t.model, e / q, e % q);
+      else beta(t.model, e - q * q) = k.cur(e - q * q);
+    });
+    team.team_barrier();
+  }
+};
+
+}  // namespace rh::detail

@@ -1,0 +1,274 @@
+// rh::RegressorGroup: each model equals a single-model rh::Regressor fit of the same rows on the same space, ragged
+// and empty batches, per-model errors, and the errors of the group as a whole.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "rh/group.hpp"
+#include "support.hpp"
+
+namespace rh::test {
+namespace {
+
+// The golden floors of golden/README.md ("Tolerance floors"), rtol / atol: float64 the floor of a space that sums in
+// another order (CUDA's, 1e-8 / 2e-9), float32 the float32 floor (3e-4 / 3e-5). Measured here (MESSAGE below):
+// float64 up to 6.4e-10 absolute, 3.5e-9 relative on one coefficient, beyond the host's 2e-9 / 2e-10 (see docs/api.md,
+// "Model groups"); float32 up to 2.3e-5 absolute.
+template <class T>
+bool close(double a, double b) {
+  const double rtol = T::dtype == Dtype::f64 ? 1e-8 : 3e-4, atol = T::dtype == Dtype::f64 ? 2e-9 : 3e-5;
+  return std::fabs(a - b) <= atol + rtol * std::fabs(b);
+}
+
+// The models' data: model m has its own coefficients and, every 7th row, a gross outlier (the Huber loss matters).
+std::vector<Data> model_data(long long models, long long rows, long long p) {
+  std::vector<Data> out;
+  for (long long m = 0; m < models; ++m) {
+    Data d = linear_data(rows, p, 1000 + static_cast<unsigned>(m), 0.3);
+    for (long long i = 0; i < rows; i += 7) d.y[static_cast<size_t>(i)] += 25.0 * (i % 2 ? 1 : -1);
+    out.push_back(d);
+  }
+  return out;
+}
+
+// One group batch of the scalar S: model m's rows [start[m], start[m] + count[m]) of its data, stacked.
+template <class S>
+struct Stacked {
+  std::vector<S> x, y, w;
+  std::vector<std::int64_t> offsets{0};
+  GroupBatch batch(long long p) const {
+    GroupBatch b = group_batch(x.data(), y.data(), offsets.data(), static_cast<std::int64_t>(offsets.size()) - 1, p,
+                               w.empty() ? nullptr : w.data());
+    return b;
+  }
+};
+template <class S>
+Stacked<S> stack(const std::vector<Data>& data, const std::vector<long long>& start, const std::vector<long long>& count,
+                 bool weights) {
+  Stacked<S> s;
+  for (size_t m = 0; m < data.size(); ++m) {
+    const Data& d = data[m];
+    for (long long i = start[m]; i < start[m] + count[m]; ++i) {
+      for (long long j = 0; j < d.p; ++j) s.x.push_back(static_cast<S>(d.x[static_cast<size_t>(i * d.p + j)]));
+      s.y.push_back(static_cast<S>(d.y[static_cast<size_t>(i)]));
+      if (weights) s.w.push_back(static_cast<S>(1 + (i + static_cast<long long>(m)) % 3));  // 1, 2, 3
+    }
+    s.offsets.push_back(static_cast<std::int64_t>(s.y.size()));
+  }
+  return s;
+}
+
+// The three batches of the stream: ragged row counts, and models without rows in some batches.
+struct Stream {
+  std::vector<std::vector<long long>> start, count;
+};
+Stream ragged_stream(long long models) {
+  Stream st;
+  std::vector<long long> next(static_cast<size_t>(models), 0);
+  for (int b = 0; b < 3; ++b) {
+    std::vector<long long> start, count;
+    for (long long m = 0; m < models; ++m) {
+      const long long c = (m + b) % 4 == 3 ? 0 : 20 + 13 * ((m * 5 + b * 3) % 7);  // 0 or 20..98 rows
+      start.push_back(next[static_cast<size_t>(m)]);
+      count.push_back(c);
+      next[static_cast<size_t>(m)] += c;
+    }
+    st.start.push_back(start);
+    st.count.push_back(count);
+  }
+  return st;
+}
+
+// The default tol (1e-6): well above float64's √ε, where the last accepted steps lower F_b by far more than its
+// rounding, so two correct implementations take the same steps (docs/method.md §5, "How far this rule determines
+// β"). In float32 √ε ≈ 3e-4 is above it: which of the last tiny steps are accepted is rounding's choice there.
+Config group_config() {
+  Config c;
+  c.tau = 1.0;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE_DEFINE("group models equal single-model fits of the same rows", T, group_1) {
+  using S = typename T::S;
+  const long long models = 6, p = 4;
+  const auto data = model_data(models, 400, p);
+  const Stream st = ragged_stream(models);
+  for (const bool weights : {false, true}) {
+    CAPTURE(weights);
+    RegressorGroup group(T::space, T::dtype, group_config(), models, p);
+    std::vector<Regressor> single;
+    for (long long m = 0; m < models; ++m) single.emplace_back(T::space, T::dtype, group_config());
+    double worst_beta = 0.0, worst_info = 0.0;
+    for (size_t b = 0; b < st.start.size(); ++b) {
+      const auto stacked = stack<S>(data, st.start[b], st.count[b], weights);
+      std::vector<State> before;
+      for (long long m = 0; m < models; ++m) before.push_back(group.state(m));
+      long long with_rows = 0;
+      for (long long m = 0; m < models; ++m) with_rows += st.count[b][static_cast<size_t>(m)] > 0;
+      CHECK(group.partial_fit(stacked.batch(p)) == with_rows);
+      for (long long m = 0; m < models; ++m) {
+        CAPTURE(b);
+        CAPTURE(m);
+        const auto mi = static_cast<size_t>(m);
+        CHECK(!group.status(m));
+        if (st.count[b][mi] == 0) {  // no rows: untouched
+          CHECK(same_state(group.state(m), before[mi]));
+          continue;
+        }
+        const auto r0 = stacked.offsets[mi], r1 = stacked.offsets[mi + 1];
+        const Batch one = host_batch(stacked.x.data() + r0 * p, stacked.y.data() + r0, r1 - r0, p,
+                                     weights ? stacked.w.data() + r0 : nullptr);
+        const Diagnostics& d1 = single[mi].partial_fit(one);
+        const Diagnostics& dg = group.diagnostics(m);
+        CHECK(dg.converged == d1.converged);
+        if (T::dtype == Dtype::f64) CHECK(dg.iterations == d1.iterations);
+        CHECK(close<T>(dg.objective, d1.objective));
+        CHECK(dg.bandwidth == d1.bandwidth);
+        const State a = group.state(m), e = single[mi].state();
+        CHECK(a.n_samples_seen == e.n_samples_seen);
+        CHECK(a.batch_count == e.batch_count);
+        CHECK(a.n_features == e.n_features);
+        CHECK(a.weight_sum == doctest::Approx(e.weight_sum).epsilon(1e-15));
+        REQUIRE(a.coefficients.size() == e.coefficients.size());
+        REQUIRE(a.information.size() == e.information.size());
+        double jmax = 0.0;
+        for (double v : e.information) jmax = std::max(jmax, std::fabs(v));
+        for (size_t j = 0; j < a.coefficients.size(); ++j) {
+          CHECK_MESSAGE(close<T>(a.coefficients[j], e.coefficients[j]), "coefficient ", j, ": ", a.coefficients[j],
+                        " vs ", e.coefficients[j]);
+          worst_beta = std::max(worst_beta, std::fabs(a.coefficients[j] - e.coefficients[j]));
+        }
+        for (size_t j = 0; j < a.information.size(); ++j) {  // relative to J's scale: entries near 0 sum to rounding
+          CHECK(close<T>(a.information[j] / jmax, e.information[j] / jmax));
+          worst_info = std::max(worst_info, std::fabs(a.information[j] - e.information[j]) / jmax);
+        }
+      }
+    }
+    // Not bitwise: the group sums each model's Gram and gradient in double, row after row, and its line search
+    // evaluates each step directly; the engine sums in the dtype by row chunks and prices the steps from one pass.
+    MESSAGE(T::name(), " weights=", weights, ": worst |Δβ| ", worst_beta, ", worst |ΔJ|/max|J| ", worst_info);
+    // predict: each row by its own model's coefficients, as that model's single fit predicts it.
+    const auto rows = stack<S>(data, st.start[0], std::vector<long long>(models, 5), false);
+    std::vector<S> out(rows.y.size());
+    group.predict(rows.batch(p), out.data(), T::dtype);
+    for (long long m = 0; m < models; ++m) {
+      const auto r0 = rows.offsets[static_cast<size_t>(m)];
+      const auto e = single[static_cast<size_t>(m)].predict(rows.x.data() + r0 * p, 5, p);
+      for (long long i = 0; i < 5; ++i) CHECK(close<T>(out[static_cast<size_t>(r0 + i)], e[static_cast<size_t>(i)]));
+    }
+  }
+}
+TEST_CASE_TEMPLATE_APPLY(group_1, Targets);
+
+TEST_CASE_TEMPLATE_DEFINE("one model's bad rows mark only that model, which stays as it was", T, group_2) {
+  using S = typename T::S;
+  const long long models = 4, p = 3;
+  const auto data = model_data(models, 200, p);
+  const std::vector<long long> start0(models, 0), start1(models, 60), count(models, 60);
+  for (int kind = 0; kind < 4; ++kind) {  // NaN in X, Inf in y, a negative weight, all weights zero
+    CAPTURE(kind);
+    RegressorGroup clean(T::space, T::dtype, group_config(), models, p);
+    RegressorGroup group(T::space, T::dtype, group_config(), models, p);
+    const auto first = stack<S>(data, start0, count, true);
+    clean.partial_fit(first.batch(p));
+    group.partial_fit(first.batch(p));
+    auto second = stack<S>(data, start1, count, true);
+    clean.partial_fit(second.batch(p));
+    const long long bad = 2, r0 = second.offsets[bad];
+    const State before = group.state(bad);
+    const Diagnostics diag_before = group.diagnostics(bad);
+    if (kind == 0) second.x[static_cast<size_t>((r0 + 5) * p + 1)] = std::numeric_limits<S>::quiet_NaN();
+    if (kind == 1) second.y[static_cast<size_t>(r0 + 7)] = std::numeric_limits<S>::infinity();
+    if (kind == 2) second.w[static_cast<size_t>(r0 + 3)] = S(-1);
+    if (kind == 3) std::fill(second.w.begin() + r0, second.w.begin() + second.offsets[bad + 1], S(0));
+    CHECK(group.partial_fit(second.batch(p)) == models - 1);
+    for (long long m = 0; m < models; ++m) {
+      CAPTURE(m);
+      if (m == bad) {
+        REQUIRE(group.status(m));
+        CHECK(*group.status(m) == Errc::invalid_argument);
+        CHECK(group.status_message(m).find("model 2") != std::string::npos);
+        CHECK(same_state(group.state(m), before));
+        CHECK(group.diagnostics(m).iterations == diag_before.iterations);
+      } else {  // the others committed exactly what they commit without the bad model's rows
+        CHECK(!group.status(m));
+        CHECK(same_state(group.state(m), clean.state(m)));
+      }
+    }
+    // The next good batch for the model clears its status and updates it.
+    const auto third = stack<S>(data, std::vector<long long>(models, 120), count, true);
+    group.partial_fit(third.batch(p));
+    CHECK(!group.status(bad));
+    CHECK(group.state(bad).batch_count == 2);
+  }
+}
+TEST_CASE_TEMPLATE_APPLY(group_2, Targets);
+
+TEST_CASE_TEMPLATE_DEFINE("bad groups and bad group batches are refused and change nothing", T, group_3) {
+  using S = typename T::S;
+  const long long models = 3, p = 2;
+  const auto code = [](auto&& f) -> std::optional<Errc> {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.code();
+    }
+    return std::nullopt;
+  };
+  Config c = group_config();
+  CHECK(code([&] { RegressorGroup(T::space, T::dtype, c, 0, p); }) == Errc::invalid_argument);
+  CHECK(code([&] { RegressorGroup(T::space, T::dtype, c, models, 0); }) == Errc::invalid_argument);
+  CHECK(code([&] { RegressorGroup(T::space, T::dtype, c, models, group_max_coefficients); }) == Errc::invalid_argument);
+  CHECK(!code([&] { RegressorGroup(T::space, T::dtype, c, models, group_max_coefficients - 1); }));
+  Config l1 = c;
+  l1.penalty = Penalty::l1;
+  CHECK(code([&] { RegressorGroup(T::space, T::dtype, l1, models, p); }) == Errc::unavailable);
+  Config inference = c;
+  inference.inference = true;
+  CHECK(code([&] { RegressorGroup(T::space, T::dtype, inference, models, p); }) == Errc::unavailable);
+  Config bad_tau = c;
+  bad_tau.tau = -1.0;
+  CHECK(code([&] { RegressorGroup(T::space, T::dtype, bad_tau, models, p); }) == Errc::invalid_argument);
+
+  RegressorGroup group(T::space, T::dtype, c, models, p);
+  CHECK(code([&] { group.diagnostics(0); }) == Errc::invalid_state);
+  CHECK(code([&] { group.state(models); }) == Errc::invalid_argument);
+  CHECK(code([&] { group.status(-1); }) == Errc::invalid_argument);
+  const auto data = model_data(models, 50, p);
+  const auto good = stack<S>(data, std::vector<long long>(models, 0), {10, 0, 12}, false);
+  std::vector<S> out(good.y.size());
+  CHECK(code([&] { group.predict(good.batch(p), out.data(), T::dtype); }) == Errc::invalid_state);  // not fitted
+  group.partial_fit(good.batch(p));
+  std::vector<State> before;
+  for (long long m = 0; m < models; ++m) before.push_back(group.state(m));
+  auto refused = [&](auto&& edit) {
+    auto s = good;
+    GroupBatch b = s.batch(p);
+    edit(s, b);
+    return code([&] { group.partial_fit(b); });
+  };
+  CHECK(refused([&](auto&, GroupBatch& b) { b.x.cols = p + 1; }) == Errc::invalid_argument);
+  CHECK(refused([&](auto& s, GroupBatch&) { s.offsets[0] = 1; }) == Errc::invalid_argument);
+  CHECK(refused([&](auto& s, GroupBatch&) { s.offsets[1] = s.offsets[2] + 1; }) == Errc::invalid_argument);
+  CHECK(refused([&](auto& s, GroupBatch&) { s.offsets[models] -= 1; }) == Errc::invalid_argument);
+  CHECK(refused([&](auto&, GroupBatch& b) { b.offsets = nullptr; }) == Errc::invalid_argument);
+  CHECK(refused([&](auto&, GroupBatch& b) { b.y = nullptr; }) == Errc::invalid_argument);
+  CHECK(refused([&](auto&, GroupBatch& b) { b.memory = Memory::device; }) == Errc::invalid_argument);
+  CHECK(refused([&](auto&, GroupBatch& b) {
+          b.dtype = T::dtype == Dtype::f64 ? Dtype::f32 : Dtype::f64;
+        }) == Errc::invalid_argument);
+  const auto every = stack<S>(data, std::vector<long long>(models, 20), std::vector<long long>(models, 2), false);
+  std::vector<S> out_every(every.y.size());
+  CHECK(code([&] { group.predict(every.batch(p), out_every.data(), T::dtype); }) == Errc::invalid_state);  // model 1
+  CHECK(code([&] { group.predict(good.batch(p), out.data(), T::dtype); }) == std::nullopt);  // it has no rows there
+  for (long long m = 0; m < models; ++m) CHECK(same_state(group.state(m), before[static_cast<size_t>(m)]));
+  RegressorGroup moved = std::move(group);
+  CHECK(code([&] { group.state(0); }) == Errc::invalid_state);
+  CHECK(same_state(moved.state(0), before[0]));
+}
+TEST_CASE_TEMPLATE_APPLY(group_3, Targets);
+
+}  // namespace rh::test
