@@ -52,6 +52,8 @@ class GroupEngine final : public GroupEngineBase {
     k.q = static_cast<int>(q_);
     k.max_iter = config.max_iter;
     k.has_w = batch.weights != nullptr;
+    k.l1 = config.penalty == Penalty::l1;
+    k.penalized = p_;  // every feature; the intercept (q > p) never
     k.tau = config.tau;
     k.tol = config.tol;
     k.ridge = config.ridge;

@@ -8,12 +8,17 @@
 
 namespace rh::detail {
 
+// The penalties whose solver the group's team kernel runs (rh/detail/group/solve.hpp); a group refuses any other.
+inline bool group_solves(Penalty penalty) { return penalty == Penalty::none || penalty == Penalty::l1; }
+
 // One model's update of a group batch, as the host prepared it (docs/method.md §3: scalars in double).
 struct GroupTask {
   long long model = 0;
   long long r0 = 0, r1 = 0;  // its rows in the batch
   double inv_n = 0.0;        // 1 / N_b
   double h = 0.0;            // h_b
+  double lambda = 0.0;       // λ_b (0 without the L1 penalty)
+  double historical = 0.0;   // c_b, the weight of the historical L1 subgradient term (§4)
 };
 
 // What one model's solve gave (the engine commits β and J of the models with status group_ok itself).

@@ -1,12 +1,14 @@
-// The whole batch of every model of a group in one launch: a team per model runs its damped Newton solve
-// (docs/method.md §5), its dense solves (§8) and its commit (§7) in team scratch, and finishes alone: no host round
-// trip per iteration, and a converged model's team simply ends while the others go on.
+// The whole batch of every model of a group in one launch: a team per model runs its solve (damped Newton,
+// docs/method.md §5, with its dense solves, §8; or LAMM for the L1 penalty, §6) and its commit (§7) in team
+// scratch, and finishes alone: no host round trip per iteration, and a converged model's team simply ends while the
+// others go on.
 //
-// It is the method of the single-model engine (rh/detail/engine.hpp with penalties/none.hpp) with the formulas of
-// rh/detail/method.hpp, the Cholesky factor of dense/cholesky.hpp and the LU of dense/lu.hpp; it differs in how it
-// sums (per model in one team: the Gram and gradient sums in double, row after row) and in its line search, which
-// evaluates F_b at each step directly, as §5 states the rule, instead of pricing every step from one pass. Results
-// agree with rh::Regressor within the golden floors (tests/unit/test_group.cpp).
+// It is the method of the single-model engine (rh/detail/engine.hpp with the policies of rh/detail/penalties/), with the
+// formulas of rh/detail/method.hpp, the L1 policy's gradient, MakeCandidate, the Cholesky factor of
+// dense/cholesky.hpp and the LU of dense/lu.hpp. It differs in how it sums (per model in one team: the Gram and
+// gradient sums in double, row after row) and in its Newton line search, which evaluates F_b at each step directly,
+// as §5 states the rule, instead of pricing every step from one pass. Results agree with rh::Regressor within the
+// golden floors (tests/unit/test_group.cpp).
 #pragma once
 #include <Kokkos_Core.hpp>
 
@@ -16,7 +18,9 @@
 #include "rh/detail/group/engine_base.hpp"
 #include "rh/detail/host_isa.hpp"
 #include "rh/detail/kernels/row_dots.hpp"
+#include "rh/detail/kernels/evaluation.hpp"  // MakeCandidate
 #include "rh/detail/method.hpp"
+#include "rh/detail/penalties/l1.hpp"
 #include "rh/detail/penalty.hpp"
 
 namespace rh::detail {
@@ -42,7 +46,9 @@ struct GroupNewton {
   Kokkos::View<GroupTask*, Mem> tasks;                  // one per team
   Kokkos::View<GroupOutcome*, Mem> outcomes;
   int q = 0, max_iter = 0, level = 0;
+  long long penalized = 0;  // coefficients [0, penalized) carry the L1 penalty (p: the intercept never does)
   bool has_w = false;
+  bool l1 = false;          // the LAMM solver of §6 (the L1 penalty); false: Newton (§5)
   double tau = 0.0, tol = 0.0, ridge = 0.0;
 
   // A team's scratch: β̃, β, the candidate, d, g; H and its factor; δ and Jδ in double; the solve's report.
@@ -67,11 +73,19 @@ struct GroupNewton {
       k.cur(j) = k.tilde(j);
     });
     team.team_barrier();
+    GroupOutcome out = l1 ? lamm(team, t, k) : newton(team, t, k);
+    if (out.status == group_ok) commit(team, t, k, out);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { outcomes(team.league_rank()) = out; });
+  }
+
+ private:
+  // Damped Newton with backtracking (§5), from β = β̃.
+  KOKKOS_INLINE_FUNCTION GroupOutcome newton(const member_type& team, const GroupTask& t, const Work& k) const {
     GroupOutcome out;
     double f = objective(team, t, k, k.cur);  // §5 step 1
     for (int it = 1; it <= max_iter; ++it) {
       out.iterations = it;
-      newton_system(team, t, k);
+      newton_system(team, t, k, true);
       if (solve(team, k) != solve_ok) {  // the minimum-norm fallback (§8 step 3) is not in groups yet
         out.status = group_singular;
         break;
@@ -90,17 +104,7 @@ struct GroupNewton {
         }
       }
       if (step < 0) break;  // no step accepted: β stays, not converged
-      double step2 = 0.0, cand2 = 0.0;
-      Kokkos::single(Kokkos::PerTeam(team), [&](double& a) {
-        for (int j = 0; j < q; ++j) {
-          const double d = static_cast<double>(k.cand(j)) - static_cast<double>(k.cur(j));
-          a += d * d;
-        }
-      }, step2);
-      Kokkos::single(Kokkos::PerTeam(team), [&](double& a) {
-        for (int j = 0; j < q; ++j) a += static_cast<double>(k.cand(j)) * static_cast<double>(k.cand(j));
-      }, cand2);
-      team.team_barrier();
+      const double step2 = squared_step(team, k), cand2 = squared_norm(team, k.cand);
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) { k.cur(j) = k.cand(j); });
       team.team_barrier();
       f = f_step;
@@ -110,11 +114,74 @@ struct GroupNewton {
       }
     }
     out.objective = f;
-    if (out.status == group_ok) commit(team, t, k, out);
-    Kokkos::single(Kokkos::PerTeam(team), [&]() { outcomes(team.league_rank()) = out; });
+    return out;
   }
 
- private:
+  // LAMM proximal gradient (§6), from β = β̃ with φ = 1: the candidate S(β − g/φ, λ_b/φ) is accepted when F_b stays
+  // below the quadratic majorizer, else φ doubles (at most 40 times).
+  KOKKOS_INLINE_FUNCTION GroupOutcome lamm(const member_type& team, const GroupTask& t, const Work& k) const {
+    GroupOutcome out;
+    double f = objective(team, t, k, k.cur);
+    double phi = 1.0;
+    for (int it = 1; it <= max_iter; ++it) {
+      out.iterations = it;
+      newton_system(team, t, k, false);  // g at β
+      bool accepted = false;
+      double fc = 0.0, step2 = 0.0;
+      for (int attempt = 0; attempt < 40 && !accepted; ++attempt) {
+        const MakeCandidate<S, SVec> candidate{k.cand, k.cur, k.grad, static_cast<S>(1.0 / phi),
+                                               static_cast<S>(t.lambda / phi), penalized};
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) { candidate(j); });
+        team.team_barrier();
+        fc = objective(team, t, k, k.cand);
+        double gstep = 0.0;  // gᵀ(c − β)
+        Kokkos::single(Kokkos::PerTeam(team), [&](double& a) {
+          for (int j = 0; j < q; ++j)
+            a += static_cast<double>(k.grad(j)) * (static_cast<double>(k.cand(j)) - static_cast<double>(k.cur(j)));
+        }, gstep);
+        step2 = squared_step(team, k);
+        const double step_norm = compat::sqrt(step2);
+        if (fc <= f + gstep + 0.5 * phi * step_norm * step_norm + 1e-12) accepted = true;
+        else phi *= 2.0;
+      }
+      if (!accepted) break;  // β stays, not converged
+      const double cand2 = squared_norm(team, k.cand);
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) { k.cur(j) = k.cand(j); });
+      team.team_barrier();
+      f = fc;
+      phi = phi / 2.0 > 1e-8 ? phi / 2.0 : 1e-8;
+      if (compat::sqrt(step2) <= tol * (1.0 + compat::sqrt(cand2))) {
+        out.converged = 1;
+        break;
+      }
+    }
+    double l1_norm = 0.0;  // Σ m_j |β_j|, in coefficient order
+    Kokkos::single(Kokkos::PerTeam(team), [&](double& a) {
+      for (int j = 0; j < penalized; ++j) a += compat::fabs(static_cast<double>(k.cur(j)));
+    }, l1_norm);
+    out.objective = f + t.lambda * l1_norm;
+    return out;
+  }
+
+  // ‖cand − β‖² and ‖v‖², in double, in coefficient order.
+  KOKKOS_INLINE_FUNCTION double squared_step(const member_type& team, const Work& k) const {
+    double a = 0.0;
+    Kokkos::single(Kokkos::PerTeam(team), [&](double& sum) {
+      for (int j = 0; j < q; ++j) {
+        const double d = static_cast<double>(k.cand(j)) - static_cast<double>(k.cur(j));
+        sum += d * d;
+      }
+    }, a);
+    return a;
+  }
+  KOKKOS_INLINE_FUNCTION double squared_norm(const member_type& team, const SVec& v) const {
+    double a = 0.0;
+    Kokkos::single(Kokkos::PerTeam(team), [&](double& sum) {
+      for (int j = 0; j < q; ++j) sum += static_cast<double>(v(j)) * static_cast<double>(v(j));
+    }, a);
+    return a;
+  }
+
   KOKKOS_INLINE_FUNCTION S residual(long long i, const SVec& v) const {
     return y(i) - row_dot<S, BaselineIsa>(x, i, v, q);
   }
@@ -134,7 +201,7 @@ struct GroupNewton {
     team.team_barrier();
   }
 
-  // F_b(v) = (Σ w ρ(r) + ½ δᵀJδ) / N_b (§4, penalty none), its sums in double.
+  // F_b(v) = (Σ w ρ(r) + ½ δᵀJδ) / N_b − c_b Σ m_j sign(β̃_j) δ_j (§4; the last term with L1 only), sums in double.
   KOKKOS_INLINE_FUNCTION double objective(const member_type& team, const GroupTask& t, const Work& k,
                                           const SVec& v) const {
     j_delta(team, t, k, v);
@@ -146,15 +213,23 @@ struct GroupNewton {
     Kokkos::single(Kokkos::PerTeam(team), [&](double& a) {
       for (int j = 0; j < q; ++j) a += k.delta(j) * k.jd(j);
     }, quad);
-    return (loss + 0.5 * quad) * t.inv_n;
+    if (!l1) return (loss + 0.5 * quad) * t.inv_n;
+    double hist = 0.0;  // Σ_j m_j sign(β̃_j) δ_j: the historical subgradient term (§4)
+    Kokkos::single(Kokkos::PerTeam(team), [&](double& a) {
+      for (int j = 0; j < penalized; ++j) a += sign_of(static_cast<double>(k.tilde(j))) * k.delta(j);
+    }, hist);
+    return (loss + 0.5 * quad) * t.inv_n - t.historical * hist;
   }
 
-  // H = (Σ w φ x xᵀ + J)/N_b + ridge·I and g = (J(β − β̃) − Σ w ψ x)/N_b at β (§4), sums over rows in order.
-  KOKKOS_INLINE_FUNCTION void newton_system(const member_type& team, const GroupTask& t, const Work& k) const {
+  // g = (J(β − β̃) − Σ w ψ x)/N_b − c_b m ∘ sign(β̃) at β (§4) and, with_hessian, H = (Σ w φ x xᵀ + J)/N_b + ridge·I;
+  // sums over rows in order.
+  KOKKOS_INLINE_FUNCTION void newton_system(const member_type& team, const GroupTask& t, const Work& k,
+                                            bool with_hessian) const {
     row_weights(team, t, k, true);
     j_delta(team, t, k, k.cur);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q * q + q), [&](const int e) {
-      if (e < q * q) {
+    const int hessian = with_hessian ? q * q : 0;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, hessian + q), [&](const int e) {
+      if (e < hessian) {
         const int j = e / q, m = e % q;
         if (m < j) return;
         const double g = gram(t, j, m);
@@ -162,10 +237,13 @@ struct GroupNewton {
         k.hess(j, m) = v;
         k.hess(m, j) = v;
       } else {
-        const int j = e - q * q;
+        const int j = e - hessian;
         double u = 0.0;
         for (long long i = t.r0; i < t.r1; ++i) u += static_cast<double>(s(i) * x(i, j));
-        k.grad(j) = static_cast<S>((k.jd(j) - u) * t.inv_n);
+        const double data = (k.jd(j) - u) * t.inv_n;
+        k.grad(j) = static_cast<S>(l1 ? penalty::L1::gradient(data, t.historical, j < penalized ? 1.0 : 0.0,
+                                                              static_cast<double>(k.tilde(j)))
+                                      : data);
       }
     });
     team.team_barrier();
