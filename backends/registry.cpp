@@ -68,8 +68,14 @@ void initialize_runtime(const RuntimeOptions& options) {
   } catch (const std::exception& e) {  // e.g. a CUDA build on a machine without a usable GPU driver
     throw Error(Errc::unavailable, fmt::format("Kokkos could not be initialized: {}", e.what()));
   }
-  std::atexit(finalize_at_exit);
+  if (options.finalize_at_exit) std::atexit(finalize_at_exit);
   initialized_by_us = true;
+}
+
+void finalize_runtime() {
+  std::lock_guard<std::mutex> lock(init_mutex);
+  if (initialized_by_us && Kokkos::is_initialized()) Kokkos::finalize();
+  initialized_by_us = true;  // from now on initialize_runtime refuses, whether or not Kokkos had been started
 }
 
 std::vector<SpaceInfo> compiled_spaces() {

@@ -114,6 +114,11 @@ std::shared_ptr<Model> Registry::get(const rh_model* handle) const {
   return model;
 }
 
+std::size_t Registry::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return live_.size();
+}
+
 std::shared_ptr<Model> Registry::take(const rh_model* handle) {
   std::unique_lock<std::mutex> lock(mutex_);
   const auto it = live_.find(token_of(handle));

@@ -58,6 +58,7 @@ class Registry {
   std::shared_ptr<Model> get(const rh_model* handle) const;
   std::shared_ptr<Model> find(const rh_model* handle) const noexcept;  // nullptr when not live
   std::shared_ptr<Model> take(const rh_model* handle);  // removes it; throws like get()
+  std::size_t size() const;  // live models
 
  private:
   mutable std::mutex mutex_;

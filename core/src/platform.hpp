@@ -1,17 +1,7 @@
 // The library's only operating-system-specific code, behind a portable interface: checkpoint files and the process
-// identity. platform_posix.cpp implements it for Linux/macOS/BSD. A Windows port implements the same declarations
-// in one platform_windows.cpp:
-//   replace_file  CreateFileW(temporary, CREATE_NEW, FILE_FLAG_OPEN_REPARSE_POINT) in the target's folder, WriteFile,
-//                 FlushFileBuffers, MoveFileExW(temporary, target, MOVEFILE_REPLACE_EXISTING|MOVEFILE_WRITE_THROUGH)
-//                 (the write-through move stands for the folder flush); GetFileAttributesW for the target check.
-//   InputFile     CreateFileW(OPEN_EXISTING) + GetFileType == FILE_TYPE_DISK and not a directory; ReadFile.
-//   process_id    GetCurrentProcessId.
-//   physical_memory_bytes  GlobalMemoryStatusEx.
-//   thread_cpu_seconds  QueryThreadCycleTime over the processor's cycle rate, or -1 (GetThreadTimes advances only at
-//                 the scheduler tick: too coarse for one batch).
-//   thread_cpu_clock    OpenThread(THREAD_QUERY_LIMITED_INFORMATION, GetCurrentThreadId()), the handle kept (cached
-//                 per thread) for QueryThreadCycleTime by thread_cpu_seconds(clock).
-//   runnable_threads  -1 (Windows has no cheap count of the threads that run or wait for a core).
+// identity. platform_posix.cpp implements it for Linux/macOS/BSD, platform_win32.cpp for Windows (UTF-8 paths
+// converted to UTF-16; CREATE_NEW temporary, FlushFileBuffers, ReplaceFileW / MoveFileExW(MOVEFILE_WRITE_THROUGH);
+// reparse points refused; QueryThreadCycleTime for the thread clocks). CMake compiles the one for the target.
 // Every failure throws rh::Error(Errc::invalid_argument) whose message names the path and the system's reason.
 #pragma once
 #include <cstddef>

@@ -5,7 +5,6 @@
 //   RH_BAD_INPUT_WRITE=1 RH_BAD_INPUT_DOC=docs/bad-input.md build/cpu/tests/abi/rh_bad_input_table
 #include <cstdint>
 #include <filesystem>
-#include <sys/stat.h>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "abi_test_support.hpp"
+#include "common/os.hpp"
 #include "cpp_test_support.hpp"
 #include "rh/checkpoint.hpp"
 #include "rh/regressor.hpp"
@@ -138,7 +138,17 @@ struct Row {
   std::function<void()> after_c = nullptr;
   // Spoils the fitted state that both models import before the row (and before their fingerprints).
   std::function<void(rh::State&)> imported = nullptr;
+  // Whether the file the row needs could be made on this system (FIFOs and symbolic links: not on every one).
+  const bool* available = nullptr;
 };
+
+// What prepare_files() could make here.
+bool fifo_made = false, link_made = false;
+
+Row needs(Row row, const bool& made) {
+  row.available = &made;
+  return row;
+}
 
 // The checkpoint of another model (fitted on other data), as bytes and as a file.
 std::vector<std::uint8_t> other_checkpoint(rh::Dtype dtype = rh::Dtype::f64) {
@@ -525,10 +535,10 @@ std::vector<Row> rows() {
                [] { return other_checkpoint(rh::Dtype::f32); }),
       load_file_row("load a file that does not exist", RH_INVALID_ARGUMENT, "missing.rhckpt"),
       load_file_row("load a directory", RH_INVALID_ARGUMENT, "folder.rhckpt"),
-      load_file_row("load a FIFO", RH_INVALID_ARGUMENT, "fifo.rhckpt"),
+      needs(load_file_row("load a FIFO", RH_INVALID_ARGUMENT, "fifo.rhckpt"), fifo_made),
       load_file_row("load a file whose header declares 1 GiB for p = 3", RH_CORRUPT_DATA, "lying.rhckpt"),
       save_file_row("save into a folder that does not exist", "no/such/folder/model.rhckpt"),
-      save_file_row("save over a symbolic link", "link.rhckpt"),
+      needs(save_file_row("save over a symbolic link", "link.rhckpt"), link_made),
       save_file_row("save over a directory", "folder.rhckpt"),
       Row{"predict<double>(x, -1, 3)", RH_INVALID_ARGUMENT, Start::fitted,
           [](rh::Regressor& r, Input& i) { r.predict<double>(i.x(), -1, 3); }, nullptr},
@@ -591,8 +601,8 @@ std::filesystem::path prepare_files() {
   std::filesystem::create_directories(dir / "folder.rhckpt");
   std::filesystem::current_path(dir);
   write_bytes("victim", {'v'});
-  std::filesystem::create_symlink("victim", "link.rhckpt");
-  REQUIRE(::mkfifo("fifo.rhckpt", 0600) == 0);
+  link_made = test_os::make_symlink("victim", "link.rhckpt");
+  fifo_made = test_os::make_fifo("fifo.rhckpt");
   std::vector<std::uint8_t> lying = other_checkpoint();
   const std::uint64_t gib = std::uint64_t{1} << 30;
   for (int i = 0; i < 8; ++i) lying[16 + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(gib >> (8 * i));
@@ -685,7 +695,9 @@ TEST_CASE("the bad-input table: both APIs, exact statuses and messages, models u
   int number = 0;
   for (const Row& row : all) {
     CAPTURE(row.input);
-    if (row.fails_operator_new && !cpp_test::operator_new_can_fail) {  // the committed line stands for it
+    const bool unavailable = row.available && !*row.available;
+    if (unavailable) MESSAGE("this system cannot make the file of row '" << row.input << "': left out");
+    if ((row.fails_operator_new && !cpp_test::operator_new_can_fail) || unavailable) {  // the committed line stands for it
       const std::string head = "| " + std::to_string(++number) + " | " + escaped(row.input) + " |";
       const std::size_t at = text.find(head);
       REQUIRE(at != std::string::npos);
@@ -751,7 +763,13 @@ TEST_CASE("the bad-input table: both APIs, exact statuses and messages, models u
   // there the statuses and the unchanged models are checked row by row above, the page's text is not.
   const char* space = std::getenv("RH_TEST_SPACE");
   const bool host_space = !space || std::string(space) == "serial" || std::string(space) == "openmp";
-  if (host_space)
+#if defined(_WIN32)
+  // Windows words its own system errors (the file rows), and has no FIFO in a folder: row by row as above.
+  const bool page_applies = false;
+#else
+  const bool page_applies = host_space;
+#endif
+  if (page_applies)
     CHECK_MESSAGE(text == page.str(), doc_path.string() << " is stale: regenerate it (see its first paragraph)");
   CHECK(number >= 40);
 }

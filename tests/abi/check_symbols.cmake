@@ -1,14 +1,29 @@
-# ctest -P script: the dynamic symbols a shared library defines must be exactly the names listed in SYMBOLS.
-#   cmake -DNM=<nm> -DLIBRARY=<.so> -DSYMBOLS=<symbols.txt>[|<more.txt>] -P check_symbols.cmake
-execute_process(COMMAND ${NM} -D --defined-only ${LIBRARY} OUTPUT_VARIABLE nm_out RESULT_VARIABLE nm_rc)
-if(NOT nm_rc EQUAL 0)
-  message(FATAL_ERROR "${NM} -D --defined-only ${LIBRARY} failed (${nm_rc})")
-endif()
-string(REPLACE "\n" ";" nm_lines "${nm_out}")
+# ctest -P script: the symbols a shared library exports must be exactly the names listed in SYMBOLS.
+#   ELF:             cmake -DNM=<nm> -DLIBRARY=<.so> -DSYMBOLS=<symbols.txt>[|<more.txt>] -P check_symbols.cmake
+#   Windows (a DLL): cmake -DOBJDUMP=<objdump> (MinGW-w64) or -DDUMPBIN=<dumpbin> (MSVC) -DLIBRARY=<.dll> ...
 set(exported "")
-foreach(line ${nm_lines})
+if(LIBRARY MATCHES "\\.dll$")
+  # The DLL's export table: objdump -p lists "[ ordinal] name" under "[Ordinal/Name Pointer] Table";
+  # dumpbin /exports lists "ordinal hint RVA name".
+  if(OBJDUMP)
+    set(command ${OBJDUMP} -p ${LIBRARY})
+    set(pattern "^[ \t]+\\[ *[0-9]+\\] ([A-Za-z_][A-Za-z0-9_]*)$")
+  else()
+    set(command ${DUMPBIN} /nologo /exports ${LIBRARY})
+    set(pattern "^ +[0-9]+ +[0-9A-Fa-f]+ +[0-9A-Fa-f]+ ([A-Za-z_][A-Za-z0-9_]*)")
+  endif()
+else()
+  set(command ${NM} -D --defined-only ${LIBRARY})
   # "<address> <type> <name>[@version]"; the name is the last field.
-  if(line MATCHES "^[0-9a-fA-F]* *[A-Za-z] ([^ @]+)")
+  set(pattern "^[0-9a-fA-F]* *[A-Za-z] ([^ @]+)")
+endif()
+execute_process(COMMAND ${command} OUTPUT_VARIABLE tool_out RESULT_VARIABLE tool_rc)
+if(NOT tool_rc EQUAL 0)
+  message(FATAL_ERROR "${command} failed (${tool_rc})")
+endif()
+string(REPLACE "\n" ";" tool_lines "${tool_out}")
+foreach(line ${tool_lines})
+  if(line MATCHES "${pattern}")
     list(APPEND exported ${CMAKE_MATCH_1})
   endif()
 endforeach()

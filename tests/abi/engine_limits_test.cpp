@@ -4,10 +4,10 @@
 #include <cstdlib>
 #include <limits>
 #include <string>
-#include <sys/resource.h>
 #include <vector>
 
 #include "abi_test_support.hpp"
+#include "common/os.hpp"
 
 using namespace abi_test;
 
@@ -20,11 +20,6 @@ Snapshot fitted_snapshot(rh_model* m) {
   return snapshot(m);
 }
 
-long peak_rss_kib() {
-  struct rusage usage;
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss;
-}
 
 }  // namespace
 
@@ -110,10 +105,10 @@ TEST_CASE("a huge p is refused before the engine allocates for it") {
   b.layout = RH_LAYOUT_ROW_MAJOR;
   b.dtype = RH_DTYPE_F64;
   b.memory = RH_MEMORY_HOST;
-  const long rss_before = peak_rss_kib();
+  const long long rss_before = test_os::peak_memory_kib();
   const rh_status s = rh_model_fit(m, &b, nullptr);
   CHECK((s == RH_INVALID_ARGUMENT || s == RH_ALLOCATION_FAILED));
-  CHECK(peak_rss_kib() - rss_before < 100 * 1024);  // the engine allocated nothing sized by p
+  CHECK(test_os::peak_memory_kib() - rss_before < 100 * 1024);  // the engine allocated nothing sized by p
   CHECK(snapshot(m) == before);
   std::free(x);
 }

@@ -345,6 +345,7 @@ int main(int argc, char** argv) {
   for (k = 0; k < cases; ++k)
     if (run_case(f, argv[2]) != 0) ++failed_cases;
   fclose(f);
+  if (rh_finalize() != RH_SUCCESS) die("rh_finalize failed"); /* on Windows the process ends cleanly only after it */
   if (failed_cases) {
     printf("golden stream on %s: %d of %lld cases FAILED\n", argv[2], failed_cases, cases);
     return 1;

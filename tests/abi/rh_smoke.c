@@ -209,6 +209,8 @@ int main(int argc, char** argv) {
     cases[i].run();
     printf("case %s: ok\n", cases[i].name);
   }
+  current_case = "rh_finalize";
+  EXPECT(rh_finalize() == RH_SUCCESS); /* on Windows the process ends cleanly only after it */
   printf("rh_smoke passed\n");
   return 0;
 }

@@ -37,7 +37,7 @@
 /* ABI version: the major changes only with an incompatible change (and the SONAME with it); the minor grows when
  * functions, enum values or trailing struct fields are added. */
 #define RH_ABI_VERSION_MAJOR 1
-#define RH_ABI_VERSION_MINOR 2
+#define RH_ABI_VERSION_MINOR 3
 #define RH_MAKE_ABI_VERSION(major, minor) ((uint32_t)(((uint32_t)(major) << 16) | (uint32_t)(minor)))
 #define RH_ABI_VERSION RH_MAKE_ABI_VERSION(RH_ABI_VERSION_MAJOR, RH_ABI_VERSION_MINOR)
 #define RH_ABI_VERSION_MAJOR_OF(version) ((uint32_t)(version) >> 16)
@@ -221,6 +221,12 @@ RH_API const char* rh_last_error(void) RH_NOEXCEPT;
  * the default device). Optional: the first model creation or space query starts it with that model's settings or
  * the defaults. Once started, the runtime keeps its settings; later calls succeed without changing anything. */
 RH_API rh_status rh_init(uint32_t abi_version, int32_t host_threads, int32_t device_id) RH_NOEXCEPT;
+/* Ends the runtime (ABI 1.3): finalizes Kokkos if the library started it. Every model must be destroyed first
+ * (RH_INVALID_STATE otherwise, and nothing changes); no other call may run meanwhile. Afterwards every call that
+ * needs the runtime returns RH_INVALID_STATE; a second rh_finalize succeeds and does nothing. On Linux an exit
+ * handler does the same at exit. On Windows the DLL does not finalize at exit (its exit handlers run after Windows
+ * has ended the runtime's threads): call rh_finalize before the process ends, or let the system reclaim it. */
+RH_API rh_status rh_finalize(void) RH_NOEXCEPT;
 
 /* The most memory one model may hold, in bytes (ABI 1.1). Checked before a model allocates: a call that needs more
  * fails with RH_ALLOCATION_FAILED and changes nothing. Process-wide; 0 restores the default, the host's physical

@@ -53,9 +53,16 @@ std::string kokkos_version();
 struct RuntimeOptions {
   int num_threads = 0;   // host threads for OpenMP; 0 = Kokkos' default (OMP_NUM_THREADS)
   int device_id = -1;    // CUDA device; -1 = Kokkos' default (0)
+  // An exit handler finalizes Kokkos at exit. Not from a Windows DLL: its exit handlers run at process detach, after
+  // Windows has ended the host threads that Kokkos::finalize waits for (the C ABI's DLL passes false there).
+  bool finalize_at_exit = true;
 };
 // Throws Errc::invalid_argument for a thread count above max_host_threads(), even when Kokkos is already running.
 void initialize_runtime(const RuntimeOptions& options = {});
+// Finalizes Kokkos now, if this library initialized it (once; later calls do nothing). Every Regressor must be
+// destroyed first, and the library cannot be used afterwards (Errc::invalid_state). The exit handler does the same
+// at exit, where there is one (RuntimeOptions::finalize_at_exit).
+void finalize_runtime();
 // The largest RuntimeOptions::num_threads (rh_init's host_threads) accepted: 8 × the logical CPUs, at least 64.
 int max_host_threads();
 

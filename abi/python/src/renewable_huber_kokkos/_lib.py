@@ -253,3 +253,7 @@ class Handle:
 def _destroy_live_models() -> None:
     for handle in list(_live_handles):
         handle.close()
+    # Windows: the DLL does not finalize its runtime at exit (docs/windows.md), so it is ended here, while its
+    # threads still run. A library older than ABI 1.3 has no rh_finalize.
+    if os.name == "nt" and _library is not None and hasattr(_library.dll, "rh_finalize"):
+        _library.dll.rh_finalize()
