@@ -4,8 +4,11 @@
 // reparse points refused; QueryThreadCycleTime for the thread clocks). CMake compiles the one for the target.
 // Every failure throws rh::Error(Errc::invalid_argument) whose message names the path and the system's reason.
 #pragma once
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <random>
 #include <string>
 
 namespace rh::platform {
@@ -37,6 +40,21 @@ class InputFile {
 
 // Identifies this process, e.g. to notice that it is a child created by fork().
 std::uint64_t process_id() noexcept;
+
+// The random part of a temporary file's name (replace_file): unpredictable enough that another user cannot
+// pre-create the names; the exclusive create makes a collision harmless anyway.
+inline std::uint64_t temporary_suffix() {
+  static std::atomic<std::uint64_t> counter{0};
+  std::uint64_t seed = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  try {
+    std::random_device device;
+    seed ^= (static_cast<std::uint64_t>(device()) << 32) ^ device();
+  } catch (...) {
+    // No entropy source: the clock, the process and the counter still make the name unique enough.
+  }
+  std::mt19937_64 mix(seed ^ (process_id() << 20) ^ counter.fetch_add(1));
+  return mix();
+}
 
 // The host's physical memory in bytes (0 when unknown). Windows: GlobalMemoryStatusEx's ullTotalPhys.
 std::uint64_t physical_memory_bytes() noexcept;

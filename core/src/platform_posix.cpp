@@ -1,14 +1,11 @@
 // platform.hpp for POSIX systems (see the header for what a Windows port writes instead).
 #include "platform.hpp"
 
-#include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <fcntl.h>
 #include <pthread.h>
 #include <fmt/format.h>
-#include <random>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,20 +38,6 @@ std::string folder_of(const std::string& path) {
   const std::size_t slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";
   return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-// Unpredictable enough that another user cannot pre-create the names; O_EXCL makes a collision harmless anyway.
-std::uint64_t random_suffix() {
-  static std::atomic<std::uint64_t> counter{0};
-  std::uint64_t seed = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  try {
-    std::random_device device;
-    seed ^= (static_cast<std::uint64_t>(device()) << 32) ^ device();
-  } catch (...) {
-    // No entropy source: the clock, the process and the counter still make the name unique enough.
-  }
-  std::mt19937_64 mix(seed ^ (process_id() << 20) ^ counter.fetch_add(1));
-  return mix();
 }
 
 class Descriptor {
@@ -108,7 +91,7 @@ void replace_file(const std::string& path, const std::uint8_t* data, std::size_t
   std::string temporary;
   Descriptor file;
   for (int attempt = 0; file.get() < 0; ++attempt) {
-    temporary = fmt::format("{}.tmp-{:016x}", path, random_suffix());
+    temporary = fmt::format("{}.tmp-{:016x}", path, temporary_suffix());
     file.reset(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666));
     if (file.get() < 0 && (errno != EEXIST || attempt == 99)) fail("create a temporary file beside", path, errno);
   }

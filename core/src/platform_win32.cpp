@@ -11,10 +11,7 @@
 #include <intrin.h>
 #endif
 
-#include <atomic>
-#include <chrono>
 #include <fmt/format.h>
-#include <random>
 #include <utility>
 
 #include "platform.hpp"
@@ -84,20 +81,6 @@ const char* reparse_kind(const std::wstring& path) {
   return found.dwReserved0 == IO_REPARSE_TAG_SYMLINK ? "a symbolic link" : "a reparse point";
 }
 
-// Unpredictable enough that another user cannot pre-create the names; CREATE_NEW makes a collision harmless anyway.
-std::uint64_t random_suffix() {
-  static std::atomic<std::uint64_t> counter{0};
-  std::uint64_t seed = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  try {
-    std::random_device device;
-    seed ^= (static_cast<std::uint64_t>(device()) << 32) ^ device();
-  } catch (...) {
-    // No entropy source: the clock, the process and the counter still make the name unique enough.
-  }
-  std::mt19937_64 mix(seed ^ (process_id() << 20) ^ counter.fetch_add(1));
-  return mix();
-}
-
 class Handle {
  public:
   explicit Handle(HANDLE h = INVALID_HANDLE_VALUE) : h_(h) {}
@@ -147,7 +130,7 @@ void replace_file(const std::string& path, const std::uint8_t* data, std::size_t
   std::wstring temporary;
   Handle file;
   for (int attempt = 0; !file.valid(); ++attempt) {
-    temporary = target + wide(fmt::format(".tmp-{:016x}", random_suffix()));
+    temporary = target + wide(fmt::format(".tmp-{:016x}", temporary_suffix()));
     file.reset(::CreateFileW(temporary.c_str(), GENERIC_WRITE, 0, nullptr, CREATE_NEW,
                              FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT, nullptr));
     const DWORD error = ::GetLastError();
