@@ -321,7 +321,7 @@ int main(int argc, char** argv) {
   try {
     if (argc < 3) throw std::runtime_error("usage: rh_mpi_tests SPACE streams CORPUS... | bad-input | checkpoint DIR");
     const std::string space_name = argv[1], mode = argv[2];
-    const rh::Space space = space_name == "openmp" ? rh::Space::openmp : rh::Space::serial;
+    const rh::Space space = rh::space_from_name(space_name);  // throws for a name it does not know
     if (mode == "streams")
       streams(space, std::vector<std::string>(argv + 3, argv + argc));
     else if (mode == "bad-input")
