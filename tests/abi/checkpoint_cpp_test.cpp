@@ -218,16 +218,6 @@ rh::Regressor fitted_model() {
   return m;
 }
 
-// Bytes this process has read through system calls (Linux); -1 where /proc/self/io is not available.
-long long bytes_read_so_far() {
-  std::ifstream io("/proc/self/io");
-  std::string key;
-  long long value = 0;
-  while (io >> key >> value)
-    if (key == "rchar:") return value;
-  return -1;
-}
-
 void put_u64(std::vector<std::uint8_t>& bytes, std::size_t offset, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) bytes[offset + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(v >> (8 * i));
 }
@@ -363,9 +353,9 @@ TEST_CASE("a read never goes further than the largest checkpoint of the declared
     put_u64(bytes, 16, kHuge);
     write_file(path, bytes);
     std::filesystem::resize_file(path, kHuge);  // sparse: costs no disk
-    const long long read_before = bytes_read_so_far();
+    const long long read_before = test_os::bytes_read_so_far();
     const auto failure = failure_of([&] { rh::read_checkpoint_file(path); });
-    const long long read_after = bytes_read_so_far();
+    const long long read_after = test_os::bytes_read_so_far();
     CHECK(failure.first == rh::Errc::corrupt_data);
     CHECK(failure.second == "checkpoint: declares 67108864 bytes, more than the 340 bytes a checkpoint with 2 "
                             "features can have");
@@ -376,10 +366,10 @@ TEST_CASE("a read never goes further than the largest checkpoint of the declared
     put_u64(bytes, 16, kHuge);
     write_file(path, bytes);
     std::filesystem::resize_file(path, kHuge);
-    const long long read_before = bytes_read_so_far();
+    const long long read_before = test_os::bytes_read_so_far();
     const auto failure = failure_of([&] { rh::read_checkpoint_file(path); });
     CHECK(failure.first == rh::Errc::corrupt_data);
     CHECK(failure.second == "checkpoint: n_features 1099511627776 is too large for a checkpoint");
-    if (read_before >= 0) CHECK(bytes_read_so_far() - read_before < 4096);
+    if (read_before >= 0) CHECK(test_os::bytes_read_so_far() - read_before < 4096);
   }
 }

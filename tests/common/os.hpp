@@ -52,6 +52,11 @@ bool run_forked(int (*child)(), int* status);
 // working set).
 long long peak_memory_kib();
 
+// Bytes this process has read so far through the system (Linux: /proc/self/io's rchar; Windows:
+// GetProcessIoCounters' ReadTransferCount); -1 where the system does not count them. Under wine a Windows program
+// must not read /proc/self/io: that counts wine's own reads too (its server's pipes), thousands of bytes a call.
+long long bytes_read_so_far();
+
 // A device that reads without end (/dev/zero), or one that is not a file at all where there is none (Windows: NUL);
 // its kind as the library names it ("a device").
 const char* device_path();

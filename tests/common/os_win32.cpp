@@ -48,6 +48,12 @@ bool run_forked(int (*)(), int* status) {
 
 const char* device_path() { return "NUL"; }
 
+long long bytes_read_so_far() {
+  IO_COUNTERS counters;
+  if (!::GetProcessIoCounters(::GetCurrentProcess(), &counters)) return -1;
+  return static_cast<long long>(counters.ReadTransferCount);
+}
+
 long long peak_memory_kib() {
   PROCESS_MEMORY_COUNTERS counters;
   if (!::GetProcessMemoryInfo(::GetCurrentProcess(), &counters, sizeof counters)) return -1;
