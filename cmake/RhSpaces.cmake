@@ -8,15 +8,34 @@
 #                                                     the C ABI's RH_SPACE_* checks)
 #
 # Every space the library knows, in the order of rh::Space and RH_SPACE_*; a space is compiled when Kokkos was
-# built with it (Kokkos_ENABLE_<NAME>). Host spaces are tested under the ctest label cpu, a device space under its
-# own name (the test profiles of tools/rh test --profile).
-set(RH_KNOWN_SPACES serial openmp cuda)
-set(RH_HOST_SPACES serial openmp)
+# built with its backend (Kokkos_DEVICES), and a backend of Kokkos that no space here knows stops the configuration.
+# Host spaces are tested under the ctest label cpu, a device space under its own name (the test profiles of
+# tools/rh test --profile). Kokkos allows one host-parallel backend per build: OpenMP or Threads.
+set(RH_KNOWN_SPACES serial openmp cuda threads)
+set(RH_HOST_SPACES serial openmp threads)
+# Kokkos' backend names (Kokkos_DEVICES) and the space each one is; Kokkos 3.4 calls Threads PTHREAD.
+set(RH_KOKKOS_BACKENDS SERIAL=serial OPENMP=openmp CUDA=cuda THREADS=threads PTHREAD=threads)
 
 set(RH_SPACES "")
+foreach(device ${Kokkos_DEVICES})
+  set(space "")
+  foreach(pair ${RH_KOKKOS_BACKENDS})
+    if(pair MATCHES "^${device}=(.*)$")
+      set(space ${CMAKE_MATCH_1})
+    endif()
+  endforeach()
+  if(NOT space)
+    message(FATAL_ERROR "The Kokkos found (${Kokkos_DIR}) has the backend ${device}, for which renewable-huber has no "
+                        "execution space (it knows ${RH_KNOWN_SPACES}). Build Kokkos without it, or add the space "
+                        "(docs/architecture.md, \"Add an execution space\").")
+  endif()
+  list(APPEND RH_SPACES ${space})
+endforeach()
+# In the order of RH_KNOWN_SPACES.
+set(compiled ${RH_SPACES})
+set(RH_SPACES "")
 foreach(space ${RH_KNOWN_SPACES})
-  string(TOUPPER ${space} upper)
-  if(Kokkos_ENABLE_${upper})
+  if(space IN_LIST compiled)
     list(APPEND RH_SPACES ${space})
   endif()
 endforeach()

@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 2;
   }
-  const rh::Space space = std::string(argv[1]) == "openmp" ? rh::Space::openmp : rh::Space::serial;
+  const rh::Space space = rh::space_from_name(argv[1]);
   const long long n = std::atoll(argv[2]), p = std::atoll(argv[3]);
   const int batches = std::atoi(argv[4]);
   const long long lo = n * rank / size, hi = n * (rank + 1) / size, mine = hi - lo;

@@ -21,16 +21,6 @@ namespace {
 
 [[noreturn]] void bad_argument(const std::string& message) { throw Error(Errc::invalid_argument, message); }
 
-rh::RuntimeOptions runtime_options(int host_threads, int device_id) {
-#if defined(_WIN32)
-  // A DLL's exit handler would run at process detach, after Windows has ended the Threads workers that
-  // Kokkos::finalize waits for, and the process would never end: rh_finalize does it (docs/abi.md, "Lifecycle").
-  return rh::RuntimeOptions{host_threads, device_id, false};
-#else
-  return rh::RuntimeOptions{host_threads, device_id, true};
-#endif
-}
-
 template <class T>
 void require(const T* p, const char* what) {
   if (!p) bad_argument(fmt::format("{} is a NULL pointer", what));
@@ -88,7 +78,7 @@ rh_status rh_init(uint32_t abi_version, int32_t host_threads, int32_t device_id)
     check_abi_version(abi_version, "the caller");
     if (host_threads < 0) bad_argument(fmt::format("host_threads must be >= 0 (got {})", host_threads));
     if (device_id < -1) bad_argument(fmt::format("device_id must be >= -1 (got {})", device_id));
-    on_runtime_thread([&] { rh::initialize_runtime(runtime_options(host_threads, device_id)); });
+    on_runtime_thread([&] { start_runtime(host_threads, device_id); });
   });
 }
 
@@ -116,14 +106,20 @@ rh_status rh_get_memory_limit(uint64_t* bytes) noexcept {
 rh_status rh_space_count(int32_t* count) noexcept {
   return run("rh_space_count", [&] {
     require(count, "count");
-    on_runtime_thread([&] { *count = static_cast<int32_t>(rh::compiled_spaces().size()); });
+    on_runtime_thread([&] {
+      start_runtime(0, -1);
+      *count = static_cast<int32_t>(rh::compiled_spaces().size());
+    });
   });
 }
 
 rh_status rh_space_get(int32_t index, rh_space_info* info) noexcept {
   return run("rh_space_get", [&] {
     check_header(info, "info", Access::write);
-    on_runtime_thread([&] { write_space_info(space_at(rh::compiled_spaces(), index), info); });
+    on_runtime_thread([&] {
+      start_runtime(0, -1);
+      write_space_info(space_at(rh::compiled_spaces(), index), info);
+    });
   });
 }
 
@@ -159,7 +155,7 @@ rh_status rh_model_create(uint32_t abi_version, const rh_config* config, rh_mode
     const ModelSettings s = settings_from(config);
     // Registered on the runtime thread too, so that a failed registration also tears the model down there.
     on_runtime_thread([&] {
-      rh::initialize_runtime(runtime_options(s.host_threads, s.device_id));
+      start_runtime(s.host_threads, s.device_id);
       bool concurrent = false;
       for (const rh::SpaceInfo& info : rh::compiled_spaces())
         if (info.space == s.space) concurrent = info.concurrent_models;

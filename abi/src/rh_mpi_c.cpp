@@ -54,7 +54,7 @@ rh_status rh_mpi_model_create(uint32_t abi_version, const rh_config* config, MPI
     });
     on_runtime_thread([&] {
       spread->collectively([&] {
-        rh::initialize_runtime(rh::RuntimeOptions{s.host_threads, s.device_id});
+        start_runtime(s.host_threads, s.device_id);
         for (const rh::SpaceInfo& info : rh::compiled_spaces())
           if (info.space == s.space) concurrent = info.concurrent_models;
         int provided = MPI_THREAD_SINGLE;

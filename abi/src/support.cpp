@@ -4,6 +4,7 @@
 
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <fmt/format.h>
@@ -82,6 +83,24 @@ void on_runtime_thread(const std::function<void()>& task) {
   // Never destroyed: the detached thread waits on its members until the process ends.
   static auto* runtime = new RuntimeThread;
   runtime->run(task);
+}
+
+void start_runtime(int host_threads, int device_id) {
+  rh::RuntimeOptions options{host_threads, device_id};
+  options.finalize_at_exit = false;  // not on the thread that exits: on the runtime thread, below
+  rh::initialize_runtime(options);
+#if !defined(_WIN32)
+  static const bool registered = [] {
+    std::atexit([] {
+      try {
+        on_runtime_thread([] { rh::finalize_runtime(); });
+      } catch (...) {  // a forked child has no runtime thread: nothing of ours to finalize there
+      }
+    });
+    return true;
+  }();
+  (void)registered;
+#endif
 }
 
 Registry& registry() {

@@ -48,6 +48,12 @@ struct Model {
 // (Kokkos >= 4, host spaces) runs its calls on the calling thread instead, in parallel with other models.
 void on_runtime_thread(const std::function<void()>& task);
 
+// Starts the runtime (rh::initialize_runtime) with these settings; call it on the runtime thread. Kokkos is finalized
+// at exit on the runtime thread too, where it was initialized (Kokkos 3.4's Threads refuses any other thread), except
+// in a Windows DLL: its exit handlers run at process detach, after Windows has ended the Threads workers that
+// Kokkos::finalize waits for, and the process would never end; rh_finalize does it there (docs/abi.md, "Lifecycle").
+void start_runtime(int host_threads, int device_id);
+
 // Live handles. A handle is a token that is never reused, so a destroyed handle stays invalid for good, even when
 // a new model is created afterwards. Models are shared: a call in flight keeps its model alive while another thread
 // removes the handle.

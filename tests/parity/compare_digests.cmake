@@ -1,19 +1,19 @@
-# Runs rh_stream_digest on Serial and on OpenMP with 1, 2 and 3 threads, each with the host kernels' AVX2 copy (where
-# the CPU has AVX2) and with RH_HOST_ISA=baseline, and fails unless every output is identical: the host spaces give
-# bitwise identical results whatever the thread count (fixed row chunks, sums in chunk order) and whatever the CPU
-# (rh/detail/host_isa.hpp). Usage: cmake -DDIGEST=<path> -DSPACES="serial;openmp" [-DEMULATOR=wine]
-# -P compare_digests.cmake
+# Runs rh_stream_digest on Serial and on each host-parallel space (OpenMP or Threads) with 1, 2 and 3 threads, each
+# with the host kernels' AVX2 copy (where the CPU has AVX2) and with RH_HOST_ISA=baseline, and fails unless every
+# output is identical: the host spaces give bitwise identical results whatever the thread count (fixed row chunks,
+# sums in chunk order) and whatever the CPU (rh/detail/host_isa.hpp). Usage: cmake -DDIGEST=<path>
+# -DSPACES="serial;openmp" [-DEMULATOR=wine] -P compare_digests.cmake
 set(reference "")
 foreach(space ${SPACES})
-  if(space STREQUAL "openmp")
+  if(NOT space STREQUAL "serial")  # the host-parallel spaces (OpenMP, Threads)
     set(thread_counts 1 2 3)
   else()
     set(thread_counts 1)
   endif()
   foreach(threads ${thread_counts})
     foreach(isa default baseline)
-      execute_process(COMMAND ${CMAKE_COMMAND} -E env OMP_NUM_THREADS=${threads} OMP_PROC_BIND=false
-                              RH_HOST_ISA=${isa} ${EMULATOR} ${DIGEST} ${space}
+      execute_process(COMMAND ${CMAKE_COMMAND} -E env OMP_NUM_THREADS=${threads} KOKKOS_NUM_THREADS=${threads}
+                              OMP_PROC_BIND=false RH_HOST_ISA=${isa} ${EMULATOR} ${DIGEST} ${space}
                       OUTPUT_VARIABLE out RESULT_VARIABLE rc ERROR_QUIET)
       if(NOT rc EQUAL 0)
         message(FATAL_ERROR "rh_stream_digest ${space} failed (${rc})")

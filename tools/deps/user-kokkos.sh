@@ -37,7 +37,8 @@ mkdir -p "$prefix"; prefix=$(cd "$prefix" && pwd)
 bld=${RH_USER_KOKKOS_BUILD:-$prefix.build}
 jobs=${RH_JOBS:-$(nproc)}
 
-core_opts=(-DKokkos_ENABLE_SERIAL=ON -DKokkos_ENABLE_OPENMP=ON)
+# One host-parallel backend per Kokkos build: OpenMP (RH_USER_KOKKOS_HOST=THREADS for Kokkos::Threads).
+core_opts=(-DKokkos_ENABLE_SERIAL=ON "-DKokkos_ENABLE_${RH_USER_KOKKOS_HOST:-OPENMP}=ON")
 kk_opts=()
 if [ -n "$arch" ]; then
   sm=sm_$(echo "$arch" | tr -dc 0-9)

@@ -89,7 +89,7 @@ enum {
 /* ---- Enumerations (values of int32_t fields) ----------------------------------------------------------------- */
 
 enum { RH_DTYPE_F32 = 1, RH_DTYPE_F64 = 2 };
-enum { RH_SPACE_SERIAL = 1, RH_SPACE_OPENMP = 2, RH_SPACE_CUDA = 3 };
+enum { RH_SPACE_SERIAL = 1, RH_SPACE_OPENMP = 2, RH_SPACE_CUDA = 3, RH_SPACE_THREADS = 4 };
 enum { RH_PENALTY_NONE = 1, RH_PENALTY_L1 = 2 };
 /* Row-major: element (i, j) of X is x[i*ld + j]; column-major: x[j*ld + i]. */
 enum { RH_LAYOUT_ROW_MAJOR = 1, RH_LAYOUT_COL_MAJOR = 2 };
@@ -121,7 +121,8 @@ typedef struct rh_config {
   int32_t dtype;           /* RH_DTYPE_*: of the model, and of every array passed to it */
   int32_t space;           /* RH_SPACE_* */
   int32_t device_id;       /* >= 0; the CUDA device (host spaces ignore it). Also used at runtime start-up. */
-  int32_t host_threads;    /* >= 0; OpenMP threads, 0 = OMP_NUM_THREADS. Used only at runtime start-up. */
+  int32_t host_threads;    /* >= 0; host threads (OpenMP or Threads), 0 = Kokkos' default (OMP_NUM_THREADS or
+                            * KOKKOS_NUM_THREADS). Used only at runtime start-up. */
   int32_t reserved0;       /* must be 0 */
   /* ABI 1.1 (a caller of ABI 1.0 passes the 80 bytes above: inference off) */
   int32_t inference;       /* 0 (default) or 1: keep the score variance K for rh_model_covariance and the other
@@ -217,7 +218,7 @@ RH_API const char* rh_status_string(rh_status status) RH_NOEXCEPT; /* static; "u
  * thread's next call into the library. */
 RH_API const char* rh_last_error(void) RH_NOEXCEPT;
 
-/* Starts the runtime with `host_threads` OpenMP threads (0 = OMP_NUM_THREADS) on CUDA device `device_id` (-1 =
+/* Starts the runtime with `host_threads` host threads (0 = Kokkos' default) on CUDA device `device_id` (-1 =
  * the default device). Optional: the first model creation or space query starts it with that model's settings or
  * the defaults. Once started, the runtime keeps its settings; later calls succeed without changing anything. */
 RH_API rh_status rh_init(uint32_t abi_version, int32_t host_threads, int32_t device_id) RH_NOEXCEPT;

@@ -51,10 +51,12 @@ std::string kokkos_version();
 
 // Runtime options applied when the library first initializes Kokkos (ignored once it is initialized).
 struct RuntimeOptions {
-  int num_threads = 0;   // host threads for OpenMP; 0 = Kokkos' default (OMP_NUM_THREADS)
+  int num_threads = 0;   // host threads (OpenMP, Threads); 0 = Kokkos' default (OMP_NUM_THREADS, KOKKOS_NUM_THREADS)
   int device_id = -1;    // CUDA device; -1 = Kokkos' default (0)
   // An exit handler finalizes Kokkos at exit. Not from a Windows DLL: its exit handlers run at process detach, after
-  // Windows has ended the host threads that Kokkos::finalize waits for (the C ABI's DLL passes false there).
+  // Windows has ended the host threads that Kokkos::finalize waits for. The C ABI passes false: it finalizes at exit
+  // on its runtime thread, where it initialized Kokkos (Kokkos 3.4's Threads refuses any other thread), and not at
+  // all from a Windows DLL (rh_finalize).
   bool finalize_at_exit = true;
 };
 // Throws Errc::invalid_argument for a thread count above max_host_threads(), even when Kokkos is already running.

@@ -117,11 +117,13 @@ class RenewableHuberRegressor(RegressorMixin, BaseEstimator):
     dtype : {"float64", "float32"}
         Of the model and of every array given to it (others are converted once; device arrays must match).
     n_jobs : int or None
-        OpenMP threads of the library's runtime: None = OMP_NUM_THREADS, -1 = all CPUs. Read when the runtime
-        starts (the first model of the process); with ``space="auto"``, ``n_jobs=1`` picks the Serial space.
+        Host threads (OpenMP or Threads) of the library's runtime: None = Kokkos' default, -1 = all CPUs. Read
+        when the runtime starts (the first model of the process); with ``space="auto"``, ``n_jobs=1`` picks the
+        Serial space.
     space : "auto" or the name of a space (``compiled_spaces()`` lists this build's)
         Execution space. "auto": the compiled space with memory of its own when the first batch is a
-        device array, else OpenMP when compiled (Serial when not, or when ``n_jobs == 1``).
+        device array, else the host-parallel space (OpenMP or Threads) when compiled (Serial when not, or when
+        ``n_jobs == 1``).
     inference : bool
         Keep the score variance K (penalty "none" only) for ``standard_errors_``, ``p_values_``,
         ``confidence_intervals`` and ``summary``.
@@ -178,8 +180,10 @@ class RenewableHuberRegressor(RegressorMixin, BaseEstimator):
                                        "compiled into this build of the library")
             return device[0]
         compiled = {s["name"] for s in lib.spaces()}
-        if "openmp" in compiled and self.n_jobs != 1:
-            return "openmp"
+        # A Kokkos build has at most one host-parallel backend.
+        parallel = [name for name in ("openmp", "threads") if name in compiled]
+        if parallel and self.n_jobs != 1:
+            return parallel[0]
         return "serial" if "serial" in compiled else next(iter(sorted(compiled)))
 
     def _config(self, lib: _lib.Library, space: str) -> _lib.Config:
