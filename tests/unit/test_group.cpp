@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "golden_floors.h"  // the float64 floor of a space that sums in another order
 #include "rh/group.hpp"
 #include "support.hpp"
 
@@ -20,7 +21,8 @@ namespace {
 // coefficient; float32 (its own floor, 3e-4 / 3e-5) up to 2.3e-5 absolute. See docs/api.md, "Model groups".
 template <class T>
 bool close(double a, double b) {
-  const double rtol = T::dtype == Dtype::f64 ? 1e-8 : 3e-4, atol = T::dtype == Dtype::f64 ? 2e-9 : 3e-5;
+  const double rtol = T::dtype == Dtype::f64 ? RH_GOLDEN_CUDA_F64_FLOOR_RTOL : 3e-4;
+  const double atol = T::dtype == Dtype::f64 ? RH_GOLDEN_CUDA_F64_FLOOR_ATOL : 3e-5;
   return std::fabs(a - b) <= atol + rtol * std::fabs(b);
 }
 
