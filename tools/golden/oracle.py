@@ -16,18 +16,13 @@ import math
 import reproducible  # noqa: F401  (before NumPy: the same BLAS kernels on every CPU)
 import numpy as np
 
-# Fixed constants of the solvers (§5, §6).
-MIN_LINE_SEARCH_STEP = 1e-8      # backtracking tries t = 1, 1/2, ... while t >= this (27 trials)
-LAMM_MAX_ATTEMPTS = 40           # majorization attempts per proximal iteration
-LAMM_SLACK = 1e-12               # absolute slack in the majorization test
-LAMM_MIN_PHI = 1e-8              # floor for the halved majorization constant
-
+import penalties
 
 @dataclass(frozen=True)
 class Config:
     """The numerically relevant part of the estimator configuration."""
     tau: float
-    penalty: str                 # "none" or "l1"
+    penalty: str                 # a name of penalties.BY_NAME
     lambda_scale: float
     bandwidth_scale: float
     fit_intercept: bool
@@ -126,23 +121,12 @@ def smoothed_score(r, tau, h):
     return np.sign(r) * magnitude
 
 
-def soft_threshold(v, t):
-    """S(v, t) = sign(v)·max(|v| − t, 0), with sign(0) = 0."""
-    return np.sign(v) * np.maximum(np.abs(v) - t, 0)
-
-
 # ---------------------------------------------------------------------------------------------
 # §3 Per-batch scalars
 # ---------------------------------------------------------------------------------------------
 
 def bandwidth(bandwidth_scale, tau, cumulative_weight, n_features):
     return min(bandwidth_scale / (math.sqrt(cumulative_weight) * math.log(max(n_features, 2))), tau)
-
-
-def penalty_level(config, cumulative_weight, n_features):
-    if config.penalty != "l1":
-        return 0.0
-    return config.lambda_scale * config.tau * math.sqrt(math.log(max(n_features, 2)) / cumulative_weight)
 
 
 def design_matrix(X, fit_intercept, dtype):
@@ -203,16 +187,8 @@ def weighted_gram(X, weights):
     return X.T @ (weights[:, None] * X)
 
 
-def dense_solve(H, g):
-    """§8 NumPy engine: LU solve; on an exactly singular pivot, the minimum-norm least squares."""
-    try:
-        return np.linalg.solve(H, g)
-    except np.linalg.LinAlgError:
-        return np.linalg.lstsq(H, g, rcond=None)[0]
-
-
 # ---------------------------------------------------------------------------------------------
-# §5 Damped Newton and §6 LAMM
+# §5, §6 The solvers' two tests (each penalty's solver is in penalties/)
 # ---------------------------------------------------------------------------------------------
 
 class Decisions:
@@ -237,54 +213,6 @@ class Decisions:
         return step <= threshold
 
 
-def solve_newton(obj, max_iter, decisions):
-    """§5 damped Newton with monotone backtracking. Returns (β, iterations, converged)."""
-    beta = obj.beta_ref.copy()
-    f = obj.value(beta)
-    for iteration in range(1, max_iter + 1):
-        direction = dense_solve(obj.hessian(beta), obj.gradient(beta))
-        t = 1.0
-        while t >= MIN_LINE_SEARCH_STEP:
-            candidate = beta - beta.dtype.type(t) * direction
-            f_candidate = obj.value(candidate)
-            # Plain non-increase, no Armijo constant.
-            if decisions.accept(f_candidate, f, f, np.array_equal(candidate, beta)):
-                break
-            t *= 0.5
-        else:
-            return beta, iteration, False
-        delta = candidate - beta
-        beta, f = candidate, f_candidate
-        if decisions.converged(delta, beta):
-            return beta, iteration, True
-    return beta, max_iter, False
-
-
-def solve_lamm(obj, max_iter, lam, mask, decisions):
-    """§6 proximal gradient with a doubling/halving majorization constant φ."""
-    dt = obj.beta_ref.dtype.type
-    beta = obj.beta_ref.copy()
-    f = obj.value(beta)
-    phi = 1.0                                    # reset on every batch
-    for iteration in range(1, max_iter + 1):
-        g = obj.gradient(beta)
-        for _ in range(LAMM_MAX_ATTEMPTS):
-            candidate = soft_threshold(beta - g / dt(phi), dt(lam / phi) * mask)
-            delta = candidate - beta
-            bound = f + g @ delta + dt(phi / 2) * (delta @ delta)
-            f_candidate = obj.value(candidate)
-            if decisions.accept(f_candidate, bound + dt(LAMM_SLACK), f, not delta.any()):
-                break
-            phi *= 2.0
-        else:
-            return beta, iteration, False
-        beta, f = candidate, f_candidate
-        phi = max(phi / 2.0, LAMM_MIN_PHI)
-        if decisions.converged(delta, beta):
-            return beta, iteration, True
-    return beta, max_iter, False
-
-
 # ---------------------------------------------------------------------------------------------
 # One renewable update (§3–§7)
 # ---------------------------------------------------------------------------------------------
@@ -307,34 +235,21 @@ def update(state, config, X, y, sample_weight=None, dtype=np.float64, trace=None
     batch_weight = float(n_rows) if sample_weight is None else float(np.sum(w, dtype=np.float64))
     cumulative = state.weight_sum + batch_weight
     h = bandwidth(config.bandwidth_scale, config.tau, cumulative, n_features)
-    lam = penalty_level(config, cumulative, n_features)
+    penalty = penalties.BY_NAME[config.penalty]
+    lam = penalty.level(config, cumulative, n_features)
     mask = penalty_mask(q, config.fit_intercept, dtype)
 
-    historical = historical_subgradient(state, config, cumulative, mask)
+    historical = penalty.historical_subgradient(state, config, cumulative, mask)
     obj = BatchObjective(X, y, w, state, config, h, cumulative, historical)
     decisions = Decisions(config.tol, trace, perturbation)
-    if config.penalty == "l1":
-        beta, iterations, converged = solve_lamm(obj, config.max_iter, lam, mask, decisions)
-        objective = obj.value(beta) + dtype(lam) * np.sum(mask * np.abs(beta))
-    else:
-        beta, iterations, converged = solve_newton(obj, config.max_iter, decisions)
-        objective = obj.value(beta)
+    beta, iterations, converged = penalty.solve(obj, config.max_iter, lam, mask, decisions)
+    objective = penalty.objective(obj, beta, lam, mask)
 
     information = committed_information(state, obj, beta)
     score_variance = committed_score_variance(state, obj, beta)
     new_state = State(beta, information, score_variance, state.n_samples_seen + n_rows, state.batch_count + 1,
                       lam, cumulative)
     return new_state, Diagnostics(iterations, converged, float(objective), lam, h)
-
-
-def historical_subgradient(state, config, cumulative_weight, mask):
-    """§4 historical L1 term (N_{b−1}/N_b)·λ̃·(m ∘ sign(β̃)).
-
-    Zero for penalty "none" and on the first batch (n_samples_seen = 0)."""
-    if config.penalty != "l1" or state.n_samples_seen == 0:
-        return np.zeros_like(mask)
-    factor = state.weight_sum / cumulative_weight * state.previous_lambda
-    return mask.dtype.type(factor) * (mask * np.sign(state.coefficients))
 
 
 def committed_information(state, obj, beta):
