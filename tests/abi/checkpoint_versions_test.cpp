@@ -17,9 +17,11 @@
 
 namespace {
 
-// What each sample was written from (tests/checkpoints/README.md says by which library).
+// Each sample of tests/checkpoints/: what it was written from, and by which library.
 std::map<std::string, rh::Checkpoint> expected_samples() {
   std::map<std::string, rh::Checkpoint> out;
+  // Written by renewable-huber 0.1.0 at commit 69ab12a (format 1), rh::encode_checkpoint: penalty l1, float64, a
+  // fitted state with q = 3 and exactly representable values.
   rh::Checkpoint a;
   a.config.tau = 1.5;
   a.config.penalty = rh::Penalty::l1;
@@ -39,11 +41,15 @@ std::map<std::string, rh::Checkpoint> expected_samples() {
   a.state.previous_lambda = 0.125;
   a.state.weight_sum = 37.5;
   out["checkpoint_v1_l1_f64.rhck"] = a;
+  // Written by the same library: penalty none, float32, no intercept, the empty state.
   rh::Checkpoint b;
   b.config.fit_intercept = false;
   b.dtype = rh::Dtype::f32;
   out["checkpoint_v1_empty_f32.rhck"] = b;
-  rh::Checkpoint c = a;  // format 2: inference on, with K
+  // Format 2, written from docs/abi.md's layout of format 2 by a Python script (struct + zlib.crc32) while format 2
+  // was added; the test checks that rh::encode_checkpoint writes the same bytes: penalty none, inference on,
+  // float64, q = 3, K held by both batches.
+  rh::Checkpoint c = a;
   c.config.penalty = rh::Penalty::none;
   c.config.lambda_scale = 1.0;
   c.config.inference = true;

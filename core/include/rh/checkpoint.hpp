@@ -17,9 +17,33 @@
 
 namespace rh {
 
-// The format version this library writes, and the oldest it reads: it reads every version ever written (each
-// proven by a sample file under tests/checkpoints/). Any other version gives Errc::version_mismatch.
-inline constexpr std::uint32_t checkpoint_format_version = 2;
+namespace detail {
+// The newest format version that stores a field of the configuration (core/src/checkpoint.cpp, config_size: format 2
+// added `inference`). The configuration is not list-driven: a new field of it raises this by hand.
+inline constexpr std::uint32_t newest_config_field_version = 2;
+
+// The newest `since` of the state's fields (RH_STATE_SCALARS, RH_STATE_ARRAYS): the only place a state field's
+// format version is written.
+constexpr std::uint32_t newest_state_field_version() {
+  std::uint32_t newest = 1;
+#define RH_NEWEST_SCALAR(type, name, init, since) \
+  newest = static_cast<std::uint32_t>(since) > newest ? static_cast<std::uint32_t>(since) : newest;
+  RH_STATE_SCALARS(RH_NEWEST_SCALAR)
+#undef RH_NEWEST_SCALAR
+#define RH_NEWEST_ARRAY(name, rank, since) \
+  newest = static_cast<std::uint32_t>(since) > newest ? static_cast<std::uint32_t>(since) : newest;
+  RH_STATE_ARRAYS(RH_NEWEST_ARRAY)
+#undef RH_NEWEST_ARRAY
+  return newest;
+}
+}  // namespace detail
+
+// The format version this library writes (the newest that stores any field), and the oldest it reads: it reads every
+// version ever written (each proven by a sample file under tests/checkpoints/). Any other version gives
+// Errc::version_mismatch.
+inline constexpr std::uint32_t checkpoint_format_version =
+    detail::newest_state_field_version() > detail::newest_config_field_version ? detail::newest_state_field_version()
+                                                                               : detail::newest_config_field_version;
 inline constexpr std::uint32_t oldest_checkpoint_format_version = 1;
 
 // What a checkpoint holds. Diagnostics are not part of it; the space and device are the loader's choice.

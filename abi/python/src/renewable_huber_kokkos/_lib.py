@@ -64,6 +64,17 @@ class State(_Versioned):
                 ("fit_intercept", _i32), ("reserved0", _i32), ("score_variance", _dptr),
                 ("score_variance_length", _i64), ("score_variance_batches", _i64)]
 
+    # The renewable state as estimator.State holds it: each array with its rank (q or q x q values, q =
+    # coefficients_length), then the scalars in rh_state's order, each with the Python type it reads as (an int32 of
+    # rh_state is a flag).
+    ARRAY_RANKS = {"coefficients": 1, "information": 2, "score_variance": 2}
+
+    @classmethod
+    def scalars(cls) -> list[tuple[str, type]]:
+        kinds = {_i64: int, _f64: float, _i32: bool}
+        return [(name, kinds[ctype]) for name, ctype in cls._fields_
+                if ctype in kinds and not name.startswith("reserved") and not name.endswith("_length")]
+
 
 class SpaceInfo(_Versioned):
     _fields_ = [("abi_version", _u32), ("struct_size", _u32), ("space", _i32), ("device_count", _i32),

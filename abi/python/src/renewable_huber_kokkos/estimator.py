@@ -6,7 +6,7 @@ import ctypes
 import os
 import stat
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, make_dataclass
 from numbers import Integral, Real
 from pathlib import Path
 from typing import Any
@@ -32,20 +32,12 @@ class Diagnostics:
     bandwidth: float
 
 
-@dataclass(frozen=True)
-class State:
-    """The renewable state (rh_state), float64 whatever the model dtype; the intercept is the last coefficient."""
-
-    coefficients: np.ndarray
-    information: np.ndarray  # J, q x q
-    score_variance: np.ndarray  # K, q x q (zeros without inference)
-    n_features: int
-    n_samples_seen: int
-    batch_count: int
-    previous_lambda: float
-    weight_sum: float
-    fit_intercept: bool
-    score_variance_batches: int
+# Its fields are rh_state's, from the ctypes mirror (_lib.State): the arrays (coefficients; information J, q x q;
+# score_variance K, q x q, zeros without inference), then the scalars.
+State = make_dataclass("State", [(name, np.ndarray) for name in _lib.State.ARRAY_RANKS] + _lib.State.scalars(),
+                       frozen=True, namespace={"__module__": __name__})
+State.__doc__ = ("The renewable state (rh_state), float64 whatever the model dtype; the intercept is the last "
+                 "coefficient.")
 
 
 class Summary:
@@ -387,17 +379,14 @@ class RenewableHuberRegressor(RegressorMixin, BaseEstimator):
         handle = self._fitted()
         lib = handle.lib
         st = _lib.State()
-        lib.check(lib.model_get_state(handle.value, ctypes.byref(st)))
+        lib.check(lib.model_get_state(handle.value, ctypes.byref(st)))  # the lengths
         q = int(st.coefficients_length)
-        coefficients, information, variance = np.empty(q), np.empty((q, q)), np.empty((q, q))
-        st.coefficients = coefficients.ctypes.data_as(_lib._dptr)
-        st.information = information.ctypes.data_as(_lib._dptr)
-        st.score_variance = variance.ctypes.data_as(_lib._dptr)
-        st.coefficients_length, st.information_length, st.score_variance_length = q, q * q, q * q
+        arrays = {name: np.empty(q if rank == 1 else (q, q)) for name, rank in _lib.State.ARRAY_RANKS.items()}
+        for name, values in arrays.items():
+            setattr(st, name, values.ctypes.data_as(_lib._dptr))
+            setattr(st, f"{name}_length", values.size)
         lib.check(lib.model_get_state(handle.value, ctypes.byref(st)))
-        return State(coefficients, information, variance, int(st.n_features), int(st.n_samples_seen),
-                     int(st.batch_count), st.previous_lambda, st.weight_sum, bool(st.fit_intercept),
-                     int(st.score_variance_batches))
+        return State(**arrays, **{name: kind(getattr(st, name)) for name, kind in _lib.State.scalars()})
 
     @property
     def coef_(self) -> np.ndarray:
