@@ -13,6 +13,12 @@
 //             rows of the file as one batch; returns the mean seconds per pass of each of REPS calls
 //         bandwidth SPACE MIB                              read bandwidth of the space's memory: the best of 5
 //             sums over MIB MiB (the ceiling the Gram pass is drawn against)
+//         group SPACE DTYPE PENALTY MODE MODELS REPS       a group file (below): REPS streams of its group batches
+//             into new models (created untimed before each stream); MODE group: one rh::RegressorGroup of every
+//             model, one partial_fit per group batch; MODE loop: one rh::Regressor per model for the first MODELS
+//             models, one partial_fit per model per group batch. Returns the seconds per group batch of each
+//             stream, model 0's Σ iterations and coefficients, all_converged over the models and batches, and
+//             {"skipped": why} when the library does not offer the group asked for (Errc::unavailable)
 //         quit
 //       An error answers {"error": "..."} and the worker goes on.
 //
@@ -30,8 +36,10 @@
 //   INPUT device arrays already in the space's memory (copied once, untimed, when first asked for); only on a
 //                space with its own memory (CUDA)
 //
-// File format (little-endian): magic "RHSTRM01", int64 samples, features, batch, then 4 reserved int64; X as
-// float64 row-major (samples × features); y as float64. f32 runs round the values once (as NumPy's astype).
+// File format (little-endian): magic "RHSTRM01", int64 samples, features, batch, models, then 3 reserved int64; X
+// as float64 row-major (samples × features); y as float64. f32 runs round the values once (as NumPy's astype).
+// models > 0: a group file (perf/rhperf/data.py): samples / batch group batches of batch / models rows per model,
+// model m's rows of group batch b at row b·batch + m·(batch / models).
 #include <Kokkos_Core.hpp>
 #include <fmt/format.h>
 
@@ -57,6 +65,7 @@
 #include "perf_build_info.hpp"
 #include "rh/detail/compiled_spaces.hpp"
 #include "rh/detail/host_isa.hpp"
+#include "rh/group.hpp"
 #include "rh/regressor.hpp"
 #include "rh/version.hpp"
 #ifdef RH_DEVICE_MEMORY_HEADER  // a compiled space with its own memory: its device, as the fingerprint names it
@@ -74,7 +83,7 @@ using DeviceArray = Kokkos::View<S*, DeviceMemory>;
 
 // The data of one file, in both dtypes on the host (f32 made on first use) and, when asked for, in device memory.
 struct Data {
-  long long samples = 0, features = 0, batch = 0;
+  long long samples = 0, features = 0, batch = 0, models = 0;
   std::vector<double> x, y;
   std::vector<float> xf, yf;
   DeviceArray<double> dx, dy;
@@ -129,7 +138,10 @@ std::unique_ptr<Data> load(const std::string& path) {
   d->samples = head[0];
   d->features = head[1];
   d->batch = head[2];
-  if (d->samples <= 0 || d->features <= 0 || d->batch <= 0) throw std::runtime_error(path + ": bad header");
+  d->models = head[3];
+  if (d->samples <= 0 || d->features <= 0 || d->batch <= 0 || d->models < 0 ||
+      (d->models > 0 && (d->batch % d->models != 0 || d->samples % d->batch != 0)))
+    throw std::runtime_error(path + ": bad header");
   d->x.resize(static_cast<size_t>(d->samples * d->features));
   d->y.resize(static_cast<size_t>(d->samples));
   in.read(reinterpret_cast<char*>(d->x.data()), static_cast<std::streamsize>(d->x.size() * sizeof(double)));
@@ -198,6 +210,72 @@ struct Measured {
   OpResult last;
   std::vector<double> coefficients;
 };
+
+// One `group` request (the group profile): MODE group or loop, over how many of the file's models.
+struct GroupOp {
+  rh::Space space = rh::Space::openmp;
+  rh::Dtype dtype = rh::Dtype::f64;
+  rh::Penalty penalty = rh::Penalty::none;
+  bool loop = false;
+  long long models = 0;
+};
+
+// Streams of the file's group batches into new models; each stream's time is the sum of its update calls only.
+template <class S>
+Measured run_group(Data& d, const GroupOp& op, int reps) {
+  if (d.models == 0) throw std::runtime_error("not a group file (the group profile writes them)");
+  const long long n = d.models, rows = d.batch / d.models, batches = d.samples / d.batch, p = d.features;
+  if (op.models < 1 || op.models > n || (!op.loop && op.models != n))
+    throw std::runtime_error(fmt::format("MODELS must be the file's {} models (group) or 1 … {} (loop)", n, n));
+  auto [x, y] = d.host<S>();
+  rh::Config config;
+  config.penalty = op.penalty;
+  std::vector<std::int64_t> offsets(static_cast<size_t>(n) + 1);
+  for (long long m = 0; m <= n; ++m) offsets[static_cast<size_t>(m)] = m * rows;
+  using clock = std::chrono::steady_clock;
+  Measured out;
+  for (int r = 0; r < reps; ++r) {
+    double seconds = 0;
+    OpResult res;
+    auto timed = [&](auto&& call) {
+      const auto t0 = clock::now();
+      call();
+      seconds += std::chrono::duration<double>(clock::now() - t0).count();
+    };
+    if (op.loop) {
+      std::vector<rh::Regressor> models;
+      models.reserve(static_cast<size_t>(op.models));
+      for (long long m = 0; m < op.models; ++m) models.emplace_back(op.space, op.dtype, config);
+      for (long long b = 0; b < batches; ++b)
+        timed([&] {
+          for (long long m = 0; m < op.models; ++m) {
+            const long long r0 = b * d.batch + m * rows;
+            const auto& diag = models[static_cast<size_t>(m)].partial_fit(rh::host_batch(x + r0 * p, y + r0, rows, p));
+            if (m == 0) res.iterations += diag.iterations;
+            res.all_converged = res.all_converged && diag.converged;
+          }
+        });
+      if (r + 1 == reps) out.coefficients = models.front().coefficients();
+    } else {
+      rh::RegressorGroup group(op.space, op.dtype, config, n, p);
+      for (long long b = 0; b < batches; ++b) {
+        const long long r0 = b * d.batch;
+        std::int64_t committed = 0;
+        timed([&] { committed = group.partial_fit(rh::group_batch(x + r0 * p, y + r0, offsets.data(), n, p)); });
+        for (long long m = 0; m < n; ++m) {
+          if (group.status(m)) throw std::runtime_error(group.status_message(m));
+          res.all_converged = res.all_converged && group.diagnostics(m).converged;
+        }
+        if (committed != n) throw std::runtime_error(fmt::format("{} of {} models committed", committed, n));
+        res.iterations += group.diagnostics(0).iterations;
+      }
+      if (r + 1 == reps) out.coefficients = group.state(0).coefficients;
+    }
+    out.seconds.push_back(seconds / static_cast<double>(batches));
+    out.last = res;
+  }
+  return out;
+}
 
 class Runner {
  public:
@@ -391,7 +469,7 @@ json answer(Runner& runner, const std::string& line) {
     in >> path;
     runner.set_data(load(path));
     const Data& d = runner.data();
-    return {{"loaded", true}, {"samples", d.samples}, {"features", d.features}, {"batch", d.batch}};
+    return {{"loaded", true}, {"samples", d.samples}, {"features", d.features}, {"batch", d.batch}, {"models", d.models}};
   }
   if (cmd == "run") {
     std::string space, dtype, penalty, lifecycle, operation, input;
@@ -423,6 +501,29 @@ json answer(Runner& runner, const std::string& line) {
     long long passes = 0;
     const auto seconds = runner.gram(parse_space(space), parse_dtype(dtype), reps, passes);
     return {{"seconds", seconds}, {"passes_per_call", passes}};
+  }
+  if (cmd == "group") {
+    std::string space, dtype, penalty, mode;
+    GroupOp op;
+    int reps = 0;
+    in >> space >> dtype >> penalty >> mode >> op.models >> reps;
+    if (!in || reps < 1) throw std::runtime_error("usage: group SPACE DTYPE PENALTY MODE MODELS REPS");
+    op.space = parse_space(space);
+    op.dtype = parse_dtype(dtype);
+    op.penalty = parse_penalty(penalty);
+    op.loop = choose<bool>(mode, "mode", {{"group", false}, {"loop", true}});
+    Measured m;
+    try {
+      m = op.dtype == rh::Dtype::f32 ? run_group<float>(runner.data(), op, reps)
+                                     : run_group<double>(runner.data(), op, reps);
+    } catch (const rh::Error& e) {
+      if (e.code() == rh::Errc::unavailable) return {{"skipped", e.what()}};
+      throw;
+    }
+    return {{"seconds", m.seconds},
+            {"iterations", m.last.iterations},
+            {"all_converged", m.last.all_converged},
+            {"coefficients", m.coefficients}};
   }
   if (cmd == "bandwidth") {
     std::string space;

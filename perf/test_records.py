@@ -8,7 +8,10 @@
 3. the same record with every time doubled fails, every case of ours on the slowdown check;
 4. each other check fails on a record changed for it (samples, convergence, iterations, rMAD), and records with
    a different fingerprint or different cases are refused (exit 2) with the field named;
-5. compare-spaces answers from the record.
+5. compare-spaces answers from the record;
+6. the group profile, its model counts scaled down to seconds (--group-scale), records every group and loop with
+   its model counts, model 0's coefficients alike in both, a group the library refuses as skipped with its reason,
+   one line per case, and its doc table.
 
 Usage: test_records.py --worker BUILD/perf/rh_perf_worker --workdir DIR
 """
@@ -51,6 +54,55 @@ def steady(record: dict) -> dict:
         c["min_s"] = c["max_s"] = c["median_s"]
         c["rel_mad"] = 0.0
     return r
+
+
+def check_group(worker: str, work: Path) -> None:
+    g = work / "group.json"
+    scale = 0.002  # many-small: 20 models (all looped), few-large: 2
+    r = rhperf("bench", "--profile", "group", "--worker", worker, "--group-scale", str(scale), "--samples", "2",
+               "--min-sample-seconds", "0.001", "--quiet-wait", "0", "--retries", "0", "--out", str(g))
+    check("bench --profile group writes a record", r.returncode == 0 and g.exists(), r.stdout + r.stderr)
+    if not g.exists():
+        return
+    record = json.loads(g.read_text())
+    spaces = {c["key"]["engine"] for c in record["cases"]}
+    cells = {(c["key"]["shape"], c["key"]["dtype"], c["key"]["penalty"], c["key"]["engine"], c["key"]["operation"]): c
+             for c in record["cases"]}
+    skipped = {s["id"]: s["reason"] for s in record["skipped"]}
+    expected = {"many-small": (20, 256, 8), "few-large": (2, 4096, 32)}
+    missing, wrong, apart = [], [], []
+    for shape, (models, rows, features) in expected.items():
+        for dtype in ("f64", "f32"):
+            for penalty in ("none", "l1"):
+                for engine in spaces:
+                    loop = cells.get((shape, dtype, penalty, engine, "looped_partial_fit"))
+                    group = cells.get((shape, dtype, penalty, engine, "group_partial_fit"))
+                    gid = f"group/{shape}/{dtype}/{penalty}/fresh/group_partial_fit/{engine}/host"
+                    if loop is None or (group is None and "not available" not in skipped.get(gid, "")):
+                        missing.append(gid)
+                        continue
+                    for c, timed in ((loop, models), (group, models)):
+                        k = c and c["key"]
+                        if c and ((k["models"], k["rows"], k["features"], k["batches"], k["models_timed"]) !=
+                                  (models, rows, features, 3, timed) or len(c["samples_s"]) != 2
+                                  or not c["all_converged"] or c["iterations"] < 1):
+                            wrong.append(c["id"])
+                    # Model 0 of the group and its single-model loop: the same fit within the golden floors, so
+                    # the same error against the truth far below its size (another model's fit would be O(1) away).
+                    if group and abs(group["coef_error"] - loop["coef_error"]) > 1e-3:
+                        apart.append(f"{gid}: {group['coef_error']} vs {loop['coef_error']}")
+    check("the group record has a group (or the library's reason it is not available) and a loop per shape, dtype, "
+          "penalty and space", not missing and len(spaces) >= 1, f"missing: {missing}")
+    check("each group case names its scaled model counts, samples, convergence and iterations", not wrong,
+          f"wrong: {wrong}")
+    check("model 0 fits alike in the group and the loop (coef_error)", not apart, "\n".join(apart))
+    check("a group record holds one line per case",
+          len(g.read_text().splitlines()) < 60 + len(record["cases"]) + len(record["skipped"]),
+          f"{len(g.read_text().splitlines())} lines for {len(record['cases'])} cases")
+    r = rhperf("doc", str(g))
+    check("doc prints the group table with the loops' speed-up ratios",
+          r.returncode == 0 and ("loop / openmp group" in r.stdout or "loop / serial group" in r.stdout),
+          r.stdout + r.stderr)
 
 
 def main() -> int:
@@ -153,6 +205,8 @@ def main() -> int:
           r.returncode == 0 and sum(line.split()[-1] in {s[3:] for s in spaces}
                                     for line in r.stdout.splitlines()[3:]) == 2 * 2 * 2, r.stdout + r.stderr)
     print(r.stdout)
+
+    check_group(args.worker, work)
 
     print(f"perf_records: {len(failures)} failed")
     return 1 if failures else 0

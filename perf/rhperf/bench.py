@@ -25,8 +25,10 @@ from .load import LoadMeter
 @dataclass(frozen=True)
 class Profile:
     name: str
-    kind: str  # "stream" (fit / partial_fit operations) or "gram" (the fused Gram pass alone)
-    shapes: tuple  # stream: (name, samples, features, batch); gram: (name, rows, features)
+    kind: str  # "stream" (fit / partial_fit operations), "gram" (the fused Gram pass alone) or "group"
+    # stream: (name, samples, features, batch); gram: (name, rows, features); group: (name, models, rows per model
+    # per group batch, features, group batches, models timed by the loops)
+    shapes: tuple
     samples: int  # samples per case
     min_sample_seconds: float  # a sample is the mean of enough repetitions to last this long
     max_reps: int
@@ -45,7 +47,13 @@ PROFILES = {
                         samples=9, min_sample_seconds=0.25, max_reps=64, quiet_wait=20.0, retries=3),
     "gram": Profile("gram", "gram", tuple((f"gram-p{p}", GRAM_ROWS, p) for p in (8, 16, 32, 64, 128, 256, 512)),
                     samples=9, min_sample_seconds=0.25, max_reps=64, quiet_wait=20.0, retries=3),
+    # Model groups (issue 34): many small models, fewer larger ones; a stream of 3 group batches per operation.
+    "group": Profile("group", "group", (("many-small", 10_000, 256, 8, 3, 100), ("few-large", 1_000, 4_096, 32, 3, 20)),
+                     samples=5, min_sample_seconds=0.1, max_reps=16, quiet_wait=20.0, retries=2),
 }
+# The group profile's operations: one RegressorGroup.partial_fit per group batch, or one single-model partial_fit
+# per model per group batch (our rh::Regressor on a space, the reference's estimator for a peer).
+GROUP_OPERATIONS = ("group_partial_fit", "looped_partial_fit")
 DTYPES = ("f64", "f32")
 # (lifecycle, operation): steady is defined for partial_fit only (the reference's rule).
 WORKLOADS = (("cold", "partial_fit"), ("steady", "partial_fit"), ("cold", "fit"))
@@ -53,6 +61,9 @@ INPUTS = ("host", "device")
 CPU_PEERS = ("numpy", "native_cpu", "sklearn_sgd", "sklearn_huber")
 GPU_PEERS = ("cupy",)
 REFERENCE_PEERS = ("numpy", "native_cpu", "cupy")  # the reference package: run by --peer-python
+GROUP_NOTE = ("a sample is the time per group batch (one update of every model) of streams of the file's group "
+              "batches into new models, made untimed before each stream; looped_partial_fit times the first "
+              "models_timed models and counts models / models_timed times that, the models being independent")
 PEER_NOTE = ("sklearn_sgd (SGDRegressor(loss='huber'), one partial_fit per batch, no convergence test) and "
              "sklearn_huber (HuberRegressor(alpha=0) on all rows, its own scale estimate) solve different problems "
              "from ours: compare their time together with coef_error (relative L2 error against the generating "
@@ -70,6 +81,7 @@ class Settings:
     disturbed_min_seconds: float = 0.02  # ... if it lasted long enough for /proc/stat to resolve it
     retries: int = 3  # ... at most this many times
     seed: int = 42
+    group_scale: float = 1.0  # the group profile's model counts × this (a smaller machine), recorded
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -91,6 +103,7 @@ class Slot:
     converged: list = field(default_factory=list)
     coefficients: list = field(default_factory=list)
     passes_per_call: int = 0
+    scale: float = 1.0  # a sample's time × this: a loop over some of a group's models, counted for all of them
     discarded: int = 0
     waited: float = 0.0
     outcome: str = ""  # "", "skipped: …" or "error: …"
@@ -162,7 +175,7 @@ def measure_sample(s: Slot, settings: Settings, meter: LoadMeter) -> None:
             break
         s.discarded += 1
         s.waited += meter.wait_quiet(settings.quiet_threshold, max(settings.quiet_wait, 1.0))
-    s.samples.append(statistics.fmean(r["seconds"]))
+    s.samples.append(statistics.fmean(r["seconds"]) * s.scale)
     s.other_cores.append(round(other, 3))
     if "iterations" in r:
         s.iterations.append(r["iterations"])
@@ -212,6 +225,40 @@ def stream_key(profile: str, shape: tuple, data_sha: str, dtype: str, penalty: s
     return {"profile": profile, "kind": "stream", "shape": name, "samples": samples, "features": features,
             "batch": samples if operation == "fit" else batch, "data_sha256": data_sha, "dtype": dtype,
             "penalty": penalty, "lifecycle": lifecycle, "operation": operation, "engine": engine, "input": where}
+
+
+def group_key(shape: tuple, data_sha: str, dtype: str, penalty: str, operation: str, engine: str,
+              models_timed: int) -> dict:
+    name, models, rows, features, batches = shape[:5]
+    return {"profile": "group", "kind": "group", "shape": name, "samples": models * rows * batches,
+            "features": features, "batch": models * rows, "models": models, "rows": rows, "batches": batches,
+            "models_timed": models_timed, "data_sha256": data_sha, "dtype": dtype, "penalty": penalty,
+            "lifecycle": "fresh", "operation": operation, "engine": engine, "input": "host"}
+
+
+def group_shape(shape: tuple, scale: float) -> tuple:
+    """A group shape with its model count × scale (at least 1; the loops' count at most that)."""
+    name, models, rows, features, batches, loop = shape
+    models = max(1, round(models * scale))
+    return (name, models, rows, features, batches, min(loop, models))
+
+
+def group_slots(shape, sha, engines: Engines, sel, dtype, penalty) -> list[Slot]:
+    """Our group on each space, our single model looped over `loop` models on each space, and each peer looped
+    the same way; a loop's time per group batch counts all the group's models (× models / loop)."""
+    models, loop = shape[1], shape[5]
+    slots = []
+    for label, worker in engines.ours.items():
+        for space in engines.spaces:
+            for operation, mode, timed in (("group_partial_fit", "group", models), ("looped_partial_fit", "loop", loop)):
+                key = group_key(shape, sha, dtype, penalty, operation, f"rh:{space}", timed)
+                slots.append(Slot(rec.case_id(key), key, worker, f"group {space} {dtype} {penalty} {mode} {timed}",
+                                  label, scale=models / timed))
+    for engine, worker in engines.peers.items():
+        key = group_key(shape, sha, dtype, penalty, "looped_partial_fit", engine, loop)
+        slots.append(Slot(rec.case_id(key), key, worker, f"group {engine} {dtype} {penalty} loop {loop}",
+                          scale=models / loop))
+    return [s for s in slots if not sel.cases or re.search(sel.cases, s.case)]
 
 
 def gram_key(shape: tuple, data_sha: str, dtype: str, engine: str) -> dict:
@@ -309,6 +356,12 @@ def run_profile(profile: Profile, engines: Engines, sel: Selection, settings: Se
                 continue
             x, y, coef = rhdata.stream_data(np, rows, features, seed, outliers=False)
             sha = rhdata.write(np, path, x, y, rows)
+        elif profile.kind == "group":
+            shape = group_shape(shape, settings.group_scale)
+            name, models, rows, features, batches, _ = shape
+            x, y, coefs = rhdata.group_data(np, models, rows, features, batches, seed)
+            sha = rhdata.write(np, path, x, y, models * rows, models)
+            coef = coefs[0]  # the truth of model 0, whose coefficients every engine returns
         else:
             name, samples, features, batch = shape
             x, y, coef = rhdata.stream_data(np, samples, features, seed)
@@ -326,6 +379,10 @@ def run_profile(profile: Profile, engines: Engines, sel: Selection, settings: Se
                         key = gram_key(shape, sha, dtype, f"rh:{space}")
                         slots.append(Slot(rec.case_id(key), key, worker, f"gram {space} {dtype}", label))
                 groups.append((f"{name} {dtype}", [s for s in slots if not sel.cases or re.search(sel.cases, s.case)]))
+        elif profile.kind == "group":
+            for dtype in sel.dtypes:
+                for penalty in sel.penalties or engines.penalties():
+                    groups.append((f"{name} {dtype} {penalty}", group_slots(shape, sha, engines, sel, dtype, penalty)))
         else:
             for dtype in sel.dtypes:
                 for penalty in sel.penalties or engines.penalties():
@@ -364,7 +421,8 @@ def settings_dict(settings: Settings, profile: Profile) -> dict:
             "seed": settings.seed, "timer": "steady clock around each operation (workers)",
             "sample": "mean of `reps` operations", "kind": profile.kind,
             "not_measured": "steady × fit (steady is defined for partial_fit only)" if profile.kind == "stream"
-            else "", "peer_note": PEER_NOTE}
+            else "", "peer_note": PEER_NOTE} | ({"group_scale": settings.group_scale, "group_note": GROUP_NOTE}
+                                               if profile.kind == "group" else {})
 
 
 def stderr_log(msg: str) -> None:

@@ -99,9 +99,48 @@ def gram_table(record: dict) -> str:
     return note + rec.render(out, headers, markdown=True)
 
 
+def group_table(record: dict) -> str:
+    """A group record: ms per group batch of every group and loop, and the speed-up of each space's group over the
+    loop on its space, over the OpenMP group and over each peer's loop."""
+    from .plot import group_series, group_shape_label
+
+    cases = [c for c in record["cases"] if c["key"]["kind"] == "group"]
+    series = list(dict.fromkeys(group_series(c["key"]) for c in cases))
+    groups = [g for g in series if g.endswith(" group")]
+    ratio_cols = [(b, g) for g in groups for b in series if b != g and (
+        b == g.replace(" group", " loop") or b == "openmp group" or (b.endswith(" loop") and b.split()[0] not in
+                                                                    {x.split()[0] for x in groups}))]
+    rows: dict = {}
+    for c in cases:
+        k = c["key"]
+        rows.setdefault((group_shape_label(k), k["dtype"], k["penalty"]), {})[group_series(k)] = c
+    headers = ["shape", "dtype", "penalty"] + [f"{e} ms (rMAD)" for e in series] + \
+              [f"{b} / {g}" for b, g in ratio_cols] + ["iterations (model 0)"]
+    out = []
+    for row, cells in rows.items():
+        def ms(e):
+            c = cells.get(e)
+            return "-" if c is None else f"{1e3 * c['median_s']:.2f} ({100 * c['rel_mad']:.0f}%)"
+
+        def ratio(b, g):
+            a, d = cells.get(b), cells.get(g)
+            return "-" if a is None or d is None else f"{a['median_s'] / d['median_s']:.3g}"
+        its = sorted({c["iterations"] for c in cells.values() if c.get("iterations") is not None})
+        out.append(list(row) + [ms(e) for e in series] + [ratio(b, g) for b, g in ratio_cols] +
+                   ["/".join(map(str, its)) or "-"])
+    timed = sorted({(c["key"]["shape"], c["key"]["models_timed"]) for c in cases
+                    if c["key"]["operation"] == "looped_partial_fit"})
+    note = ("Milliseconds per group batch (one update of every model). Loops time the first models_timed models (" +
+            ", ".join(f"{s}: {m}" for s, m in timed) + ") and count models / models_timed times that.\n\n")
+    missing = "".join(f"- `{s['id']}`: not available ({s['reason']})\n" for s in record["skipped"])
+    return note + rec.render(out, headers, markdown=True) + ("\n" + missing if missing else "")
+
+
 def render(record: dict, path: str) -> str:
     if record["settings"].get("kind") == "gram":
         return stamp(record, path) + "\n" + gram_table(record)
+    if record["settings"].get("kind") == "group":
+        return stamp(record, path) + "\n" + group_table(record)
     parts = [stamp(record, path), "\n", time_table(record)]
     if any(not rec.is_ours(c["key"]["engine"]) for c in record["cases"]):
         parts += ["\nCoefficient error ‖β − β*‖₂ / ‖β*‖₂ against the generating coefficients (cold, host input):\n\n",

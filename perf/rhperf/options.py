@@ -35,6 +35,9 @@ def add_run_flags(p: argparse.ArgumentParser, default_profile: str) -> None:
     p.add_argument("--retries", type=int, help="a disturbed sample is repeated at most this often (default: the "
                    "profile's)")
     p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--group-scale", type=float, default=1.0,
+                   help="group profile: the model counts × this (e.g. 0.1 on a 2-core machine); recorded in the "
+                        "cases' keys and the settings")
     p.add_argument("--worker", help=argparse.SUPPRESS)  # rh_perf_worker of the build (tools/rh passes it)
 
 
@@ -44,7 +47,8 @@ def settings_from(args, profile: bench.Profile) -> bench.Settings:
     return bench.Settings(samples=pick(args.samples, profile.samples),
                           min_sample_seconds=pick(args.min_sample_seconds, profile.min_sample_seconds),
                           max_reps=pick(args.max_reps, profile.max_reps), quiet_wait=pick(args.quiet_wait, profile.quiet_wait),
-                          quiet_threshold=args.quiet_threshold, retries=pick(args.retries, profile.retries), seed=args.seed)
+                          quiet_threshold=args.quiet_threshold, retries=pick(args.retries, profile.retries), seed=args.seed,
+                          group_scale=args.group_scale)
 
 
 def selection_from(args) -> bench.Selection:

@@ -1,5 +1,6 @@
 """The peers' worker: the same line protocol as perf/rh_perf_worker (``load FILE``, ``run ENGINE DTYPE PENALTY
-LIFECYCLE OPERATION INPUT REPS``, ``quit``; one JSON line per answer), for engines that are not ours:
+LIFECYCLE OPERATION INPUT REPS``, ``group ENGINE DTYPE PENALTY loop MODELS REPS``, ``quit``; one JSON line per
+answer), for engines that are not ours:
 
   numpy, native_cpu   the reference project's RenewableHuberRegressor (PyPI renewable-huber, backend="numpy";
                       renewable-huber-native-cpu, backend="native_cpu" with n_jobs = RH_PEER_THREADS)
@@ -53,7 +54,7 @@ class Peers:
         self.sklearn = _optional("sklearn")
         self.rk = _optional("renewable_huber_kokkos")
         self.x = self.y = None
-        self.batch = 0
+        self.batch = self.models = 0
         self.cache: dict = {}
         self.steady: dict = {}
 
@@ -98,11 +99,11 @@ class Peers:
         return out
 
     def load(self, path: str) -> dict:
-        self.x, self.y, self.batch = rhdata.read(np, path)
+        self.x, self.y, self.batch, self.models = rhdata.read(np, path)
         self.cache.clear()
         self.steady.clear()
         return {"loaded": True, "samples": int(self.x.shape[0]), "features": int(self.x.shape[1]),
-                "batch": self.batch}
+                "batch": self.batch, "models": self.models}
 
     # Arrays in the run's dtype and place, made once per load (untimed): the engines get contiguous batches
     # already in their dtype, as our worker does.
@@ -185,6 +186,43 @@ class Peers:
         return {"seconds": seconds, "iterations": iterations, "all_converged": converged,
                 "coefficients": self.coefficients(model.coef_, model.intercept_)}
 
+    def group(self, engine: str, dtype: str, penalty: str, mode: str, models: int, reps: int) -> dict:
+        """The group profile's loop: one model per group model for the first `models` models, streamed through the
+        file's group batches (new models, made untimed, for every stream; rh_perf_worker's `group ... loop`).
+        Seconds per group batch of each stream."""
+        if self.x is None or not self.models:
+            raise RuntimeError("no group file loaded (the group profile writes them)")
+        if mode != "loop":
+            raise Skip(f"{engine} has no model group: measured as a loop over the models")
+        if engine not in ("numpy", "native_cpu", "cupy") or self.rh is None:
+            raise RuntimeError(f"engine {engine} is not available here")
+        n, rows = self.models, self.batch // self.models
+        batches = self.x.shape[0] // self.batch
+        if not 1 <= models <= n:
+            raise RuntimeError(f"MODELS must be 1 … {n}")
+        x, y = self.arrays(dtype, False)
+        seconds = []
+        for _ in range(reps):
+            fitted = [self.reference(engine, dtype, penalty) for _ in range(models)]
+            iterations, converged, t = 0, True, 0.0
+            gc.collect()
+            gc.disable()
+            try:
+                for b in range(batches):
+                    t0 = time.perf_counter()
+                    for m, model in enumerate(fitted):
+                        r0 = b * self.batch + m * rows
+                        model.partial_fit(x[r0:r0 + rows], y[r0:r0 + rows])
+                        iterations += int(model.diagnostics_.iterations) if m == 0 else 0
+                        converged = converged and bool(model.diagnostics_.converged)
+                    self.sync(engine)
+                    t += time.perf_counter() - t0
+            finally:
+                gc.enable()
+            seconds.append(t / batches)
+        return {"seconds": seconds, "iterations": iterations, "all_converged": converged,
+                "coefficients": self.coefficients(fitted[0].coef_, fitted[0].intercept_)}
+
     def run_sklearn(self, engine: str, dtype: str, penalty: str, lifecycle: str, operation: str, reps: int) -> dict:
         from sklearn.linear_model import HuberRegressor, SGDRegressor
 
@@ -246,6 +284,8 @@ def main() -> int:
                 out = peers.load(words[1])
             elif words[0] == "run" and len(words) == 8:
                 out = peers.run(*words[1:7], int(words[7]))
+            elif words[0] == "group" and len(words) == 7:
+                out = peers.group(*words[1:5], int(words[5]), int(words[6]))
             else:
                 raise RuntimeError(f"unknown command: {line.strip()}")
         except Skip as e:

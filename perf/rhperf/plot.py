@@ -4,6 +4,8 @@
                      cold partial_fit and cold fit, per dtype and penalty
   STEM-speedup.png   speed-up of each of our spaces over Serial and over each peer (cold partial_fit)
   STEM-gram.png      the Gram pass: GB/s and GF/s against p, with the measured ceilings (gram records)
+  STEM-times.png     (group records) time per group batch of each space's group, each loop over single models and
+                     each peer's loop (top), and the speed-up of each space's group over them (bottom)
   STEM-vs-BASE.png   per-case ratio RECORD / BASE with its spread (min and max sample over the base median),
                      and the gate's thresholds
 """
@@ -170,6 +172,84 @@ def gram(plt, record: dict, path: Path) -> bool:
     return True
 
 
+def group_series(key: dict) -> str:
+    """A group record's series: the engine, and `group` or `loop`."""
+    return f"{engine_label(key)} {'group' if key['operation'] == 'group_partial_fit' else 'loop'}"
+
+
+def group_shape_label(key: dict) -> str:
+    return f"{key['shape']}: {key['models']:,} models × {key['rows']:,} rows × p {key['features']}"
+
+
+def group(plt, record: dict, path: Path) -> bool:
+    cases = [c for c in record["cases"] if c["key"]["kind"] == "group" and c["median_s"]]
+    if not cases:
+        return False
+    shapes = list(dict.fromkeys(group_shape_label(c["key"]) for c in cases))
+    combos = [f"{dt} {pen}" for dt, pen in panels_of(cases)]
+    series = list(dict.fromkeys(group_series(c["key"]) for c in cases))
+    by = {(group_shape_label(c["key"]), f"{c['key']['dtype']} {c['key']['penalty']}", group_series(c["key"])): c
+          for c in cases}
+    ratios = [(g, b) for g in series if g.endswith(" group") for b in series
+              if b != g and (b.endswith(" loop") and (b.split()[0] == g.split()[0] or not b.startswith(("serial", "openmp", "cuda", "threads")))
+                             or b == "openmp group")]
+    fig, axes = plt.subplots(2, len(shapes), figsize=(6.5 * len(shapes), 8.5), squeeze=False)
+    colors = plt.get_cmap("tab10")
+    for col, shape in enumerate(shapes):
+        ax = axes[0][col]
+        width = 0.8 / max(len(series), 1)
+        for i, name in enumerate(series):
+            xs, ys, lo, hi = [], [], [], []
+            for j, combo in enumerate(combos):
+                c = by.get((shape, combo, name))
+                if c:
+                    xs.append(j + (i - (len(series) - 1) / 2) * width)
+                    ys.append(1e3 * c["median_s"])
+                    lo.append(1e3 * (c["median_s"] - c["min_s"]))
+                    hi.append(1e3 * (c["max_s"] - c["median_s"]))
+            if xs:
+                ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, color=colors(i % 10), label=name)
+        ax.set_yscale("log")
+        for j, combo in enumerate(combos):  # a group the library refused: say so where its bar would be
+            if not any(by.get((shape, combo, g)) for g in series if g.endswith(" group")) and any(
+                    f"/{shape.split(':')[0]}/{combo.replace(' ', '/')}/fresh/group_partial_fit/" in s["id"]
+                    for s in record["skipped"]):
+                ax.annotate("group not available", (j, 0.02), xycoords=("data", "axes fraction"), ha="center",
+                            fontsize=7, rotation=90, va="bottom")
+        ax.set_xticks(range(len(combos)))
+        ax.set_xticklabels(combos, fontsize=8)
+        ax.set_title(shape, fontsize=9)
+        ax.set_ylabel("ms per group batch (log)")
+        ax.grid(axis="y", which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+        ax = axes[1][col]
+        width = 0.8 / max(len(ratios), 1)
+        for i, (g, b) in enumerate(ratios):
+            xs, ys = [], []
+            for j, combo in enumerate(combos):
+                cg, cb = by.get((shape, combo, g)), by.get((shape, combo, b))
+                if cg and cb:
+                    xs.append(j + (i - (len(ratios) - 1) / 2) * width)
+                    ys.append(cb["median_s"] / cg["median_s"])
+            if xs:
+                ax.bar(xs, [y - 1 for y in ys], width, bottom=1, color=plt.get_cmap("tab20")(i % 20), label=f"{b} / {g}")
+        ax.axhline(1.0, color="black", lw=0.8)
+        ax.set_yscale("log")
+        lo, hi = ax.get_ylim()
+        ax.set_ylim(min(lo, 0.5), max(hi, 2.0))
+        ax.set_xticks(range(len(combos)))
+        ax.set_xticklabels(combos, fontsize=8)
+        ax.set_title("speed-up of the group (> 1: the group is faster)", fontsize=9)
+        ax.grid(axis="y", which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(title(record, "Model groups: median time per group batch (whiskers: min–max); loops over "
+                               "models_timed models, counted for all"), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
 def versus(plt, record: dict, base: dict, path: Path) -> None:
     gate.check_comparable(base, record)
     b = {c["id"]: c for c in base["cases"]}
@@ -213,6 +293,8 @@ def main(args) -> int:
             written.append(f"{stem}-speedup.png")
     if gram(plt, record, out / f"{stem}-gram.png"):
         written.append(f"{stem}-gram.png")
+    if group(plt, record, out / f"{stem}-times.png"):
+        written.append(f"{stem}-times.png")
     if args.base:
         try:
             versus(plt, record, rec.load(args.base), out / f"{stem}-vs-{Path(args.base).stem}.png")

@@ -21,7 +21,7 @@ SCHEMA_VERSION = 1
 
 # The fields of a case that must be equal for two cases to be compared (the case key).
 KEY_FIELDS = ("profile", "kind", "shape", "samples", "features", "batch", "data_sha256", "dtype", "penalty",
-              "lifecycle", "operation", "engine", "input")
+              "lifecycle", "operation", "engine", "input", "models", "rows", "batches", "models_timed")
 # Fingerprint sections that say which build was measured rather than on what: recorded, never compared.
 IDENTITY_SECTIONS = ("library",)
 
@@ -181,20 +181,29 @@ def _finite(o):
     return o
 
 
-def dumps(o, indent: int = 0) -> str:
+def dumps(o, indent: int = 0, flat_depth: int | None = None) -> str:
     """JSON indented by one space per level, as json.dumps(indent=1), except that a list of numbers, strings or
-    nulls stays on one line (a case's samples, the load of each sample): the committed records stay short."""
+    nulls stays on one line (a case's samples, the load of each sample), and so does everything from nesting level
+    `flat_depth` on (a compact record: one line per case): the committed records stay short."""
     pad = " " * (indent + 1)
+    if flat_depth is not None and indent >= flat_depth:
+        return json.dumps(o)
     if isinstance(o, dict) and o:
-        return "{\n" + ",\n".join(f"{pad}{json.dumps(k)}: {dumps(v, indent + 1)}" for k, v in o.items()) + \
+        return "{\n" + ",\n".join(f"{pad}{json.dumps(k)}: {dumps(v, indent + 1, flat_depth)}" for k, v in o.items()) + \
             "\n" + " " * indent + "}"
     if isinstance(o, list) and any(isinstance(v, (dict, list)) for v in o):
-        return "[\n" + ",\n".join(pad + dumps(v, indent + 1) for v in o) + "\n" + " " * indent + "]"
+        return "[\n" + ",\n".join(pad + dumps(v, indent + 1, flat_depth) for v in o) + "\n" + " " * indent + "]"
     return json.dumps(o)
 
 
+# Profiles whose records are written compact, from the second level on (one line per case and per fingerprint
+# section): perf/baselines/ stays under its line budget.
+COMPACT_PROFILES = ("group",)
+
+
 def save(record: dict, path: str | Path) -> None:
-    Path(path).write_text(dumps(_finite(record)) + "\n")
+    flat = 2 if record.get("profile") in COMPACT_PROFILES else None
+    Path(path).write_text(dumps(_finite(record), flat_depth=flat) + "\n")
 
 
 def load(path: str | Path) -> dict:

@@ -17,6 +17,8 @@ def table(record: dict, markdown: bool = False, workloads: tuple | None = (("col
             continue
         if k["kind"] == "stream" and workloads and (k["lifecycle"], k["operation"]) not in workloads:
             continue
+        if k["kind"] == "group" and k["operation"] != "group_partial_fit":  # the spaces' groups, not the loops
+            continue
         col = k["engine"][3:] + ("" if k["input"] == "host" else f" ({k['input']} input)")
         if col not in columns:
             columns.append(col)
