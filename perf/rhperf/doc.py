@@ -102,14 +102,11 @@ def gram_table(record: dict) -> str:
 def group_table(record: dict) -> str:
     """A group record: ms per group batch of every group and loop, and the speed-up of each space's group over the
     loop on its space, over the OpenMP group and over each peer's loop."""
-    from .plot import group_series, group_shape_label
+    from .plot import group_ratios, group_series, group_shape_label
 
     cases = [c for c in record["cases"] if c["key"]["kind"] == "group"]
     series = list(dict.fromkeys(group_series(c["key"]) for c in cases))
-    groups = [g for g in series if g.endswith(" group")]
-    ratio_cols = [(b, g) for g in groups for b in series if b != g and (
-        b == g.replace(" group", " loop") or b == "openmp group" or (b.endswith(" loop") and b.split()[0] not in
-                                                                    {x.split()[0] for x in groups}))]
+    ratio_cols = group_ratios(series)
     rows: dict = {}
     for c in cases:
         k = c["key"]

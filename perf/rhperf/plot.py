@@ -177,6 +177,15 @@ def group_series(key: dict) -> str:
     return f"{engine_label(key)} {'group' if key['operation'] == 'group_partial_fit' else 'loop'}"
 
 
+def group_ratios(series: list[str]) -> list[tuple[str, str]]:
+    """(baseline, group) pairs a group record is judged by: each space's group against the loop on its space, the
+    OpenMP group and each peer's loop (issue 34's (a), (b) and (c))."""
+    groups = [g for g in series if g.endswith(" group")]
+    ours = {g.split()[0] for g in groups}
+    return [(b, g) for g in groups for b in series if b != g and (
+        b == g.replace(" group", " loop") or b == "openmp group" or (b.endswith(" loop") and b.split()[0] not in ours))]
+
+
 def group_shape_label(key: dict) -> str:
     return f"{key['shape']}: {key['models']:,} models × {key['rows']:,} rows × p {key['features']}"
 
@@ -190,9 +199,7 @@ def group(plt, record: dict, path: Path) -> bool:
     series = list(dict.fromkeys(group_series(c["key"]) for c in cases))
     by = {(group_shape_label(c["key"]), f"{c['key']['dtype']} {c['key']['penalty']}", group_series(c["key"])): c
           for c in cases}
-    ratios = [(g, b) for g in series if g.endswith(" group") for b in series
-              if b != g and (b.endswith(" loop") and (b.split()[0] == g.split()[0] or not b.startswith(("serial", "openmp", "cuda", "threads")))
-                             or b == "openmp group")]
+    ratios = [(g, b) for b, g in group_ratios(series)]
     fig, axes = plt.subplots(2, len(shapes), figsize=(6.5 * len(shapes), 8.5), squeeze=False)
     colors = plt.get_cmap("tab10")
     for col, shape in enumerate(shapes):
