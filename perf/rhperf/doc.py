@@ -28,6 +28,14 @@ def stamp(record: dict, path: str) -> str:
             f"were repeated.\nFingerprint: {rec.fingerprint_line(record)}.\n")
 
 
+def ms_cell(c: dict | None) -> str:
+    return "-" if c is None else f"{1e3 * c['median_s']:.2f} ({100 * c['rel_mad']:.0f}%)"
+
+
+def ratio_cell(a: dict | None, b: dict | None, spec: str) -> str:
+    return "-" if a is None or b is None else format(a["median_s"] / b["median_s"], spec)
+
+
 def time_table(record: dict) -> str:
     cases = [c for c in record["cases"] if c["key"]["kind"] == "stream"]
     engines = list(dict.fromkeys(engine_label(c["key"]) for c in cases))
@@ -49,15 +57,9 @@ def time_table(record: dict) -> str:
               [f"{o}/{p}" for o, p in ratio_cols] + ["iterations (ours)"]
     out = []
     for row, cells in rows.items():
-        def ms(e):
-            c = cells.get(e)
-            return "-" if c is None else f"{1e3 * c['median_s']:.2f} ({100 * c['rel_mad']:.0f}%)"
-
-        def ratio(o, p):
-            a, b = cells.get(o), cells.get(p)
-            return "-" if a is None or b is None else f"{a['median_s'] / b['median_s']:.2f}"
         its = sorted({cells[e]["iterations"] for e in ours if e in cells and cells[e].get("iterations") is not None})
-        out.append([row[0], f"{row[1]:,}", *row[2:]] + [ms(e) for e in engines] + [ratio(o, p) for o, p in ratio_cols] +
+        out.append([row[0], f"{row[1]:,}", *row[2:]] + [ms_cell(cells.get(e)) for e in engines] +
+                   [ratio_cell(cells.get(o), cells.get(p), ".2f") for o, p in ratio_cols] +
                    ["/".join(map(str, its)) or "-"])
     return rec.render(out, headers, markdown=True)
 
@@ -115,15 +117,9 @@ def group_table(record: dict) -> str:
               [f"{b} / {g}" for b, g in ratio_cols] + ["iterations (model 0)"]
     out = []
     for row, cells in rows.items():
-        def ms(e):
-            c = cells.get(e)
-            return "-" if c is None else f"{1e3 * c['median_s']:.2f} ({100 * c['rel_mad']:.0f}%)"
-
-        def ratio(b, g):
-            a, d = cells.get(b), cells.get(g)
-            return "-" if a is None or d is None else f"{a['median_s'] / d['median_s']:.3g}"
         its = sorted({c["iterations"] for c in cells.values() if c.get("iterations") is not None})
-        out.append(list(row) + [ms(e) for e in series] + [ratio(b, g) for b, g in ratio_cols] +
+        out.append(list(row) + [ms_cell(cells.get(e)) for e in series] +
+                   [ratio_cell(cells.get(b), cells.get(g), ".3g") for b, g in ratio_cols] +
                    ["/".join(map(str, its)) or "-"])
     timed = sorted({(c["key"]["shape"], c["key"]["models_timed"]) for c in cases
                     if c["key"]["operation"] == "looped_partial_fit"})

@@ -45,6 +45,16 @@ def title(record: dict, what: str) -> str:
     return f"{what}\n{record['profile']} record at {record['source_revision']} ({record['created_utc'][:10]})"
 
 
+def time_bars(ax, placed: list, i: int, n: int, width: float, color, label: str) -> None:
+    """Series i of n: a bar per (x position, case) at its median in ms, whiskers to its min and max sample."""
+    if not placed:
+        return
+    xs = [j + (i - (n - 1) / 2) * width for j, _ in placed]
+    ms = [1e3 * c["median_s"] for _, c in placed]
+    spread = [[1e3 * (c["median_s"] - c["min_s"]) for _, c in placed], [1e3 * (c["max_s"] - c["median_s"]) for _, c in placed]]
+    ax.bar(xs, ms, width, yerr=spread, capsize=2, color=color, label=label)
+
+
 def times(plt, record: dict, path: Path) -> None:
     cases = stream_cases(record)
     shapes = shapes_of(cases)
@@ -59,18 +69,10 @@ def times(plt, record: dict, path: Path) -> None:
         for col, (dt, pen) in enumerate(panels):
             ax = axes[r][col]
             for i, e in enumerate(engines):
-                xs, ys, lo, hi = [], [], [], []
-                for j, s in enumerate(shapes):
-                    for c in cases:
-                        k = c["key"]
-                        if (k["shape"], k["dtype"], k["penalty"], k["lifecycle"], k["operation"]) == (s, dt, pen, lc, op) \
-                                and engine_label(k) == e:
-                            xs.append(j + (i - (len(engines) - 1) / 2) * width)
-                            ys.append(1e3 * c["median_s"])
-                            lo.append(1e3 * (c["median_s"] - c["min_s"]))
-                            hi.append(1e3 * (c["max_s"] - c["median_s"]))
-                if xs:
-                    ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, color=colors(i % 10), label=e)
+                placed = [(j, c) for j, s in enumerate(shapes) for c in cases
+                          if (c["key"]["shape"], c["key"]["dtype"], c["key"]["penalty"], c["key"]["lifecycle"],
+                              c["key"]["operation"]) == (s, dt, pen, lc, op) and engine_label(c["key"]) == e]
+                time_bars(ax, placed, i, len(engines), width, colors(i % 10), e)
             ax.set_yscale("log")
             ax.set_xticks(range(len(shapes)))
             ax.set_xticklabels(shapes, rotation=20, fontsize=8)
@@ -206,16 +208,8 @@ def group(plt, record: dict, path: Path) -> bool:
         ax = axes[0][col]
         width = 0.8 / max(len(series), 1)
         for i, name in enumerate(series):
-            xs, ys, lo, hi = [], [], [], []
-            for j, combo in enumerate(combos):
-                c = by.get((shape, combo, name))
-                if c:
-                    xs.append(j + (i - (len(series) - 1) / 2) * width)
-                    ys.append(1e3 * c["median_s"])
-                    lo.append(1e3 * (c["median_s"] - c["min_s"]))
-                    hi.append(1e3 * (c["max_s"] - c["median_s"]))
-            if xs:
-                ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, color=colors(i % 10), label=name)
+            placed = [(j, by[(shape, combo, name)]) for j, combo in enumerate(combos) if (shape, combo, name) in by]
+            time_bars(ax, placed, i, len(series), width, colors(i % 10), name)
         ax.set_yscale("log")
         for j, combo in enumerate(combos):  # a group the library refused: say so where its bar would be
             if not any(by.get((shape, combo, g)) for g in series if g.endswith(" group")) and any(
