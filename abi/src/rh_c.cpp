@@ -19,13 +19,6 @@ using namespace rh::abi;
 
 namespace {
 
-[[noreturn]] void bad_argument(const std::string& message) { throw Error(Errc::invalid_argument, message); }
-
-template <class T>
-void require(const T* p, const char* what) {
-  if (!p) bad_argument(fmt::format("{} is a NULL pointer", what));
-}
-
 const rh::SpaceInfo& space_at(const std::vector<rh::SpaceInfo>& spaces, std::int32_t index) {
   if (index < 0 || static_cast<std::size_t>(index) >= spaces.size())
     bad_argument(fmt::format("space index {} is out of range (this build has {} spaces)", index, spaces.size()));
@@ -88,6 +81,10 @@ rh_status rh_finalize(void) noexcept {
     if (live > 0)
       throw Error(Errc::invalid_state, fmt::format("{} model{} still alive: destroy every model first", live,
                                                    live == 1 ? " is" : "s are"));
+    const std::size_t groups = group_registry().size();
+    if (groups > 0)
+      throw Error(Errc::invalid_state, fmt::format("{} model group{} still alive: destroy every group first", groups,
+                                                   groups == 1 ? " is" : "s are"));
     on_runtime_thread([] { rh::finalize_runtime(); });
   });
 }
@@ -156,11 +153,8 @@ rh_status rh_model_create(uint32_t abi_version, const rh_config* config, rh_mode
     // Registered on the runtime thread too, so that a failed registration also tears the model down there.
     on_runtime_thread([&] {
       start_runtime(s.host_threads, s.device_id);
-      bool concurrent = false;
-      for (const rh::SpaceInfo& info : rh::compiled_spaces())
-        if (info.space == s.space) concurrent = info.concurrent_models;
       auto created = std::make_shared<Model>(rh::Regressor(s.space, s.dtype, s.config, s.device_id), s.host_threads,
-                                             concurrent);
+                                             concurrent_models(s.space));
       *model = registry().add(std::move(created));
     });
   });

@@ -2,6 +2,7 @@
 
 #include "platform.hpp"
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -27,9 +28,7 @@ static_assert(RH_INTERNAL_ERROR == static_cast<int>(Errc::internal_error));
 namespace {
 // Fixed buffers: recording an error never allocates, so it cannot fail while reporting a failure.
 thread_local char thread_error[kMessageCapacity] = "";
-thread_local char thread_model_error[kMessageCapacity] = "";  // what rh_model_last_error last returned here
-
-std::uintptr_t token_of(const rh_model* handle) { return reinterpret_cast<std::uintptr_t>(handle); }
+thread_local char thread_model_error[kMessageCapacity] = "";  // what rh_model_/rh_group_last_error last returned here
 
 class RuntimeThread {
  public:
@@ -103,66 +102,60 @@ void start_runtime(int host_threads, int device_id) {
 #endif
 }
 
+bool concurrent_models(Space space) {
+  for (const rh::SpaceInfo& info : rh::compiled_spaces())
+    if (info.space == space) return info.concurrent_models;
+  return false;
+}
+
+std::uintptr_t next_handle_token() {
+  static std::atomic<std::uintptr_t> next{1};  // 0 would be NULL
+  return next.fetch_add(1);
+}
+
 Registry& registry() {
-  static auto* instance = new Registry;  // never destroyed, see the header
+  static auto* instance = new Registry("model");  // never destroyed, see the header
   return *instance;
 }
 
-rh_model* Registry::add(std::shared_ptr<Model> model) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  const std::uintptr_t token = next_token_++;
-  live_.emplace(token, std::move(model));
-  return reinterpret_cast<rh_model*>(token);
+GroupRegistry& group_registry() {
+  static auto* instance = new GroupRegistry("group");
+  return *instance;
 }
 
-std::shared_ptr<Model> Registry::find(const rh_model* handle) const noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
-  const auto it = live_.find(token_of(handle));
-  return it == live_.end() ? nullptr : it->second;
-}
-
-void not_live(const rh_model* handle) {
-  if (!handle) throw Error(Errc::invalid_argument, "the model handle is NULL");
+void not_live_handle(const void* handle, const char* kind) {
+  if (!handle) throw Error(Errc::invalid_argument, fmt::format("the {} handle is NULL", kind));
   throw Error(Errc::invalid_argument,
-              fmt::format("{} is not a live model handle (destroyed, or never created)", static_cast<const void*>(handle)));
-}
-
-std::shared_ptr<Model> Registry::get(const rh_model* handle) const {
-  std::shared_ptr<Model> model = find(handle);
-  if (!model) not_live(handle);
-  return model;
-}
-
-std::size_t Registry::size() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return live_.size();
-}
-
-std::shared_ptr<Model> Registry::take(const rh_model* handle) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  const auto it = live_.find(token_of(handle));
-  if (it == live_.end()) {
-    lock.unlock();
-    not_live(handle);
-  }
-  std::shared_ptr<Model> model = std::move(it->second);
-  live_.erase(it);
-  return model;
+              fmt::format("{} is not a live {} handle (destroyed, or never created)", handle, kind));
 }
 
 void copy_message(char (&to)[kMessageCapacity], const char* from) noexcept {
   std::snprintf(to, kMessageCapacity, "%s", from);
 }
 
-const char* model_last_error(const rh_model* handle) noexcept {
-  if (!handle) return "rh_model_last_error: the model handle is NULL";
-  const std::shared_ptr<Model> model = registry().find(handle);
-  if (model) {
-    std::lock_guard<std::mutex> guard(model->message);
-    copy_message(thread_model_error, model->last_error);
+namespace {
+template <class Handle, class Object>
+const char* last_error_of(const HandleRegistry<Handle, Object>& live, const Handle* handle, const char* null_message,
+                          const char* dead_message) noexcept {
+  if (!handle) return null_message;
+  const std::shared_ptr<Object> object = live.find(handle);
+  if (object) {
+    std::lock_guard<std::mutex> guard(object->message);
+    copy_message(thread_model_error, object->last_error);
     return thread_model_error;
   }
-  return "rh_model_last_error: not a live model handle (destroyed, or never created)";
+  return dead_message;
+}
+}  // namespace
+
+const char* model_last_error(const rh_model* handle) noexcept {
+  return last_error_of(registry(), handle, "rh_model_last_error: the model handle is NULL",
+                       "rh_model_last_error: not a live model handle (destroyed, or never created)");
+}
+
+const char* group_last_error(const rh_group* handle) noexcept {
+  return last_error_of(group_registry(), handle, "rh_group_last_error: the group handle is NULL",
+                       "rh_group_last_error: not a live group handle (destroyed, or never created)");
 }
 
 void clear_thread_error() noexcept { thread_error[0] = '\0'; }

@@ -1,5 +1,5 @@
 // What every C entry point shares: exception capture into an rh_status, the last-error messages, and the
-// registry of live model handles.
+// registries of live model and group handles.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -8,8 +8,11 @@
 #include <new>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <unordered_map>
+#include <utility>
 
+#include "rh/group.hpp"
 #include "rh/regressor.hpp"
 #include "rh/rh.h"
 
@@ -38,6 +41,20 @@ struct Model {
   char last_error[kMessageCapacity] = "";  // guarded by `message`
   // Set for a model of rh_mpi_model_create (library renewable_huber_mpi), whose updates it makes; guarded by `call`.
   std::shared_ptr<mpi::Spread> spread;
+  bool live() const { return regressor.has_value(); }
+};
+
+// One live model group behind a handle (rh_group_*), with the same rules as Model.
+struct Group {
+  Group(RegressorGroup g, int threads, bool concurrent)
+      : group(std::move(g)), host_threads(threads), on_caller_thread(concurrent) {}
+  std::mutex call;
+  std::optional<RegressorGroup> group;  // guarded by `call`
+  int host_threads;
+  const bool on_caller_thread;
+  std::mutex message;
+  char last_error[kMessageCapacity] = "";  // guarded by `message`
+  bool live() const { return group.has_value(); }
 };
 
 // Runs `task` on the library's runtime thread, waits for it, and rethrows here whatever it threw. Starting the
@@ -54,32 +71,82 @@ void on_runtime_thread(const std::function<void()>& task);
 // Kokkos::finalize waits for, and the process would never end; rh_finalize does it there (docs/abi.md, "Lifecycle").
 void start_runtime(int host_threads, int device_id);
 
-// Live handles. A handle is a token that is never reused, so a destroyed handle stays invalid for good, even when
-// a new model is created afterwards. Models are shared: a call in flight keeps its model alive while another thread
-// removes the handle.
-class Registry {
+// Live handles of one kind (models, groups). A handle is a token that is never reused, by either kind, so a
+// destroyed handle stays invalid for good, even when a new model or group is created afterwards, and a handle of one
+// kind is never live in the other's registry. Objects are shared: a call in flight keeps its object alive while
+// another thread removes the handle.
+std::uintptr_t next_handle_token();
+// Throws Errc::invalid_argument naming a NULL or dead handle of `kind`.
+[[noreturn]] void not_live_handle(const void* handle, const char* kind);
+template <class Handle, class Object>
+class HandleRegistry {
  public:
-  rh_model* add(std::shared_ptr<Model> model);
-  // The live model of `handle`; throws Errc::invalid_argument for NULL or a handle that is not live.
-  std::shared_ptr<Model> get(const rh_model* handle) const;
-  std::shared_ptr<Model> find(const rh_model* handle) const noexcept;  // nullptr when not live
-  std::shared_ptr<Model> take(const rh_model* handle);  // removes it; throws like get()
-  std::size_t size() const;  // live models
+  explicit HandleRegistry(const char* kind) : kind_(kind) {}
+  Handle* add(std::shared_ptr<Object> object) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::uintptr_t token = next_handle_token();
+    live_.emplace(token, std::move(object));
+    return reinterpret_cast<Handle*>(token);
+  }
+  // The live object of `handle`; throws Errc::invalid_argument for NULL or a handle that is not live.
+  std::shared_ptr<Object> get(const Handle* handle) const {
+    std::shared_ptr<Object> object = find(handle);
+    if (!object) not_live(handle);
+    return object;
+  }
+  std::shared_ptr<Object> find(const Handle* handle) const noexcept {  // nullptr when not live
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = live_.find(reinterpret_cast<std::uintptr_t>(handle));
+    return it == live_.end() ? nullptr : it->second;
+  }
+  std::shared_ptr<Object> take(const Handle* handle) {  // removes it; throws like get()
+    std::shared_ptr<Object> object;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      const auto it = live_.find(reinterpret_cast<std::uintptr_t>(handle));
+      if (it != live_.end()) {
+        object = std::move(it->second);
+        live_.erase(it);
+      }
+    }
+    if (!object) not_live(handle);
+    return object;
+  }
+  std::size_t size() const {  // live objects
+    std::lock_guard<std::mutex> lock(mutex_);
+    return live_.size();
+  }
+  [[noreturn]] void not_live(const Handle* handle) const { not_live_handle(handle, kind_); }
+  const char* kind() const noexcept { return kind_; }
 
  private:
+  const char* kind_;  // "model", "group": for messages
   mutable std::mutex mutex_;
-  std::unordered_map<std::uintptr_t, std::shared_ptr<Model>> live_;
-  std::uintptr_t next_token_ = 1;  // 0 would be NULL
+  std::unordered_map<std::uintptr_t, std::shared_ptr<Object>> live_;
 };
-[[noreturn]] void not_live(const rh_model* handle);
+using Registry = HandleRegistry<rh_model, Model>;
+using GroupRegistry = HandleRegistry<rh_group, Group>;
+[[noreturn]] inline void not_live(const rh_model* handle) { not_live_handle(handle, "model"); }
 Registry& registry();  // process-wide, never destroyed (models left alive at exit are not torn down)
+GroupRegistry& group_registry();  // likewise for groups
 
 void clear_thread_error() noexcept;
 rh_status fail(const char* function, rh_status status, const char* message) noexcept;
 void copy_message(char (&to)[kMessageCapacity], const char* from) noexcept;
-// rh_model_last_error: a copy of the model's message in a buffer of the calling thread, or a static text for a NULL
-// or dead handle.
+// rh_model_last_error, rh_group_last_error: a copy of the object's message in a buffer of the calling thread, or a
+// static text for a NULL or dead handle.
 const char* model_last_error(const rh_model* handle) noexcept;
+const char* group_last_error(const rh_group* handle) noexcept;
+
+[[noreturn]] inline void bad_argument(const std::string& message) { throw Error(Errc::invalid_argument, message); }
+template <class T>
+void require(const T* p, const char* what) {
+  if (!p) bad_argument(std::string(what) + " is a NULL pointer");
+}
+
+// Whether objects of `space` run their calls on the calling thread (rh::SpaceInfo::concurrent_models); call it on the
+// runtime thread, after start_runtime.
+bool concurrent_models(Space space);
 
 inline rh_status status_of(Errc code) noexcept { return static_cast<rh_status>(code); }  // 1:1, asserted in support.cpp
 
@@ -103,24 +170,35 @@ rh_status run(const char* function, F&& body) noexcept {
   }
 }
 
-// run() with body(regressor) on the runtime thread (or the calling thread, see Model), for the live model of `handle`, holding the model's call mutex;
-// the outcome's message is also kept on the model.
-template <class F>
-rh_status with_model(const rh_model* handle, const char* function, F&& body) noexcept {
-  std::shared_ptr<Model> model;
+// run() with body(object) on the runtime thread (or the calling thread, see Model), for the live object of `handle`,
+// holding the object's call mutex; the outcome's message is also kept on the object.
+template <class Handle, class Object, class F>
+rh_status with_live(const HandleRegistry<Handle, Object>& live, const Handle* handle, const char* function,
+                    F&& body) noexcept {
+  std::shared_ptr<Object> object;
   std::unique_lock<std::mutex> lock;
   const rh_status status = run(function, [&] {
-    model = registry().get(handle);
-    lock = std::unique_lock<std::mutex>(model->call);
-    if (!model->regressor) not_live(handle);  // destroyed while this call waited
-    if (model->on_caller_thread) body(*model);
-    else on_runtime_thread([&] { body(*model); });
+    object = live.get(handle);
+    lock = std::unique_lock<std::mutex>(object->call);
+    if (!object->live()) live.not_live(handle);  // destroyed while this call waited
+    if (object->on_caller_thread) body(*object);
+    else on_runtime_thread([&] { body(*object); });
   });
-  if (lock && model->regressor) {
-    std::lock_guard<std::mutex> guard(model->message);
-    copy_message(model->last_error, rh_last_error());
+  if (lock && object->live()) {
+    std::lock_guard<std::mutex> guard(object->message);
+    copy_message(object->last_error, rh_last_error());
   }
   return status;
+}
+
+template <class F>
+rh_status with_model(const rh_model* handle, const char* function, F&& body) noexcept {
+  return with_live(registry(), handle, function, std::forward<F>(body));
+}
+
+template <class F>
+rh_status with_group(const rh_group* handle, const char* function, F&& body) noexcept {
+  return with_live(group_registry(), handle, function, std::forward<F>(body));
 }
 
 }  // namespace rh::abi

@@ -47,7 +47,7 @@ std::string check_rows(const GroupBatch& b, std::int64_t r0, std::int64_t r1, do
 
 RegressorGroup::RegressorGroup(Space space, Dtype dtype, const Config& config, std::int64_t n_models,
                                std::int64_t p, int device_id)
-    : space_(space), dtype_(dtype), config_(config), n_models_(n_models), p_(p) {
+    : space_(space), dtype_(dtype), config_(config), n_models_(n_models), p_(p), device_id_(device_id) {
   validate(config);
   if (dtype != Dtype::f32 && dtype != Dtype::f64)
     throw Error(Errc::invalid_argument, fmt::format("unknown dtype enum value {}", static_cast<int>(dtype)));

@@ -174,6 +174,57 @@ static void case_errors(void) {
   EXPECT(strcmp(rh_status_string(RH_CORRUPT_DATA), "corrupt data") == 0);
 }
 
+/* A group of 3 models: model 0 gets the first half of the rows, model 1 none, model 2 the second half with a NaN in
+ * its y. Only model 0 commits; it equals a single model fed the same rows (the group's float64 floor, docs/api.md). */
+static void case_group(void) {
+  rh_config c = config();
+  rh_group* g = NULL;
+  rh_model* m = create();
+  rh_batch b = batch(ROWS);
+  int64_t offsets[4] = {0, ROWS / 2, ROWS / 2, ROWS}, committed = -1, n = 0;
+  double cg[COLS + 1], cm[COLS + 1], ig[(COLS + 1) * (COLS + 1)], im[(COLS + 1) * (COLS + 1)];
+  double pred[ROWS], saved = y[ROWS - 1];
+  rh_state sg, sm;
+  rh_status status = RH_SUCCESS;
+  char message[256];
+  int j;
+  EXPECT(rh_group_create(RH_ABI_VERSION, &c, 3, COLS, &g) == RH_SUCCESS && g != NULL);
+  EXPECT(rh_group_n_models(g, &n) == RH_SUCCESS && n == 3);
+  y[ROWS - 1] = NAN;
+  EXPECT(rh_group_partial_fit(g, &b, offsets, 4, &committed) == RH_SUCCESS);
+  y[ROWS - 1] = saved;
+  EXPECT(committed == 1);
+  EXPECT(rh_group_model_status(g, 2, &status, message, sizeof message) == RH_SUCCESS);
+  EXPECT(status == RH_INVALID_ARGUMENT && strstr(message, "model 2") != NULL);
+  EXPECT(rh_group_model_status(g, 1, &status, message, sizeof message) == RH_SUCCESS);
+  EXPECT(status == RH_SUCCESS && message[0] == '\0');
+  b = batch(ROWS / 2);
+  EXPECT(rh_model_partial_fit(m, &b, NULL) == RH_SUCCESS);
+  RH_STRUCT_INIT(&sg);
+  RH_STRUCT_INIT(&sm);
+  sg.coefficients = cg;
+  sm.coefficients = cm;
+  sg.information = ig;
+  sm.information = im;
+  sg.coefficients_length = sm.coefficients_length = COLS + 1;
+  sg.information_length = sm.information_length = (COLS + 1) * (COLS + 1);
+  EXPECT(rh_group_get_state(g, 0, &sg) == RH_SUCCESS && rh_model_get_state(m, &sm) == RH_SUCCESS);
+  EXPECT(sg.n_samples_seen == ROWS / 2 && sg.batch_count == 1);
+  for (j = 0; j <= COLS; ++j) EXPECT(fabs(cg[j] - cm[j]) <= 2e-9 + 1e-8 * fabs(cm[j]));
+  EXPECT(rh_group_get_state(g, 2, &sg) == RH_SUCCESS && sg.n_features == 0); /* left as it was: empty */
+  offsets[1] = offsets[2] = offsets[3] = ROWS / 2;
+  EXPECT(rh_group_predict(g, &b, offsets, 4, pred, ROWS) == RH_SUCCESS);
+  offsets[3] = ROWS;
+  b = batch(ROWS);
+  EXPECT(rh_group_predict(g, &b, offsets, 4, pred, ROWS) == RH_INVALID_STATE); /* model 2 was never fitted */
+  EXPECT(strcmp(rh_last_error(), rh_group_last_error(g)) == 0 && strstr(rh_last_error(), "model 2") != NULL);
+  EXPECT(rh_model_destroy(m) == RH_SUCCESS);
+  EXPECT(rh_finalize() == RH_INVALID_STATE); /* a group is alive */
+  EXPECT(strstr(rh_last_error(), "group") != NULL);
+  EXPECT(rh_group_destroy(g) == RH_SUCCESS);
+  EXPECT(rh_group_n_models(g, &n) == RH_INVALID_ARGUMENT);
+}
+
 typedef struct {
   const char* name;
   void (*run)(void);
@@ -186,6 +237,7 @@ int main(int argc, char** argv) {
       {"fit/predict", case_fit_predict},
       {"checkpoint round trip", case_checkpoint_round_trip},
       {"errors", case_errors},
+      {"model group", case_group},
   };
   size_t i;
   if (argc > 1) {

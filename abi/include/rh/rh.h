@@ -37,7 +37,7 @@
 /* ABI version: the major changes only with an incompatible change (and the SONAME with it); the minor grows when
  * functions, enum values or trailing struct fields are added. */
 #define RH_ABI_VERSION_MAJOR 1
-#define RH_ABI_VERSION_MINOR 3
+#define RH_ABI_VERSION_MINOR 4
 #define RH_MAKE_ABI_VERSION(major, minor) ((uint32_t)(((uint32_t)(major) << 16) | (uint32_t)(minor)))
 #define RH_ABI_VERSION RH_MAKE_ABI_VERSION(RH_ABI_VERSION_MAJOR, RH_ABI_VERSION_MINOR)
 #define RH_ABI_VERSION_MAJOR_OF(version) ((uint32_t)(version) >> 16)
@@ -209,6 +209,10 @@ typedef struct rh_space_info {
  * handle against its registry of live models, so a destroyed or invented handle is an error, never a crash. */
 typedef struct rh_model rh_model;
 
+/* Opaque handle of a model group (ABI 1.4), with the same rules as rh_model's; a model handle is never a group handle
+ * and the other way round. */
+typedef struct rh_group rh_group;
+
 /* ---- Library ------------------------------------------------------------------------------------------------- */
 
 RH_API uint32_t rh_abi_version(void) RH_NOEXCEPT;      /* RH_ABI_VERSION the library was built with */
@@ -222,7 +226,7 @@ RH_API const char* rh_last_error(void) RH_NOEXCEPT;
  * the default device). Optional: the first model creation or space query starts it with that model's settings or
  * the defaults. Once started, the runtime keeps its settings; later calls succeed without changing anything. */
 RH_API rh_status rh_init(uint32_t abi_version, int32_t host_threads, int32_t device_id) RH_NOEXCEPT;
-/* Ends the runtime (ABI 1.3): finalizes Kokkos if the library started it. Every model must be destroyed first
+/* Ends the runtime (ABI 1.3): finalizes Kokkos if the library started it. Every model and group must be destroyed first
  * (RH_INVALID_STATE otherwise, and nothing changes); no other call may run meanwhile. Afterwards every call that
  * needs the runtime returns RH_INVALID_STATE; a second rh_finalize succeeds and does nothing. On Linux an exit
  * handler does the same at exit. On Windows the DLL does not finalize at exit (its exit handlers run after Windows
@@ -312,6 +316,52 @@ RH_API rh_status rh_model_save_checkpoint_file(const rh_model* model, const char
  * space, device and threads stay. Diagnostics are not stored, so rh_model_diagnostics fails until the next batch. */
 RH_API rh_status rh_model_load_checkpoint(rh_model* model, const void* data, int64_t size) RH_NOEXCEPT;
 RH_API rh_status rh_model_load_checkpoint_file(rh_model* model, const char* path) RH_NOEXCEPT;
+
+/* ---- Model groups (ABI 1.4; docs/abi.md, "Model groups") -------------------------------------------------------
+ * n_models independent models of one space, dtype, configuration and feature count p, updated together by one ragged
+ * batch per call: the rows of every model stacked in one rh_batch, model m owning rows offsets[m] to offsets[m+1]-1
+ * of x, y and weights. offsets has offsets_length = n_models + 1 values: offsets[0] = 0, non-decreasing,
+ * offsets[n_models] = batch->rows (batch->rows may be 0). batch->cols must be p; host memory only. A model with no
+ * rows in a batch is untouched. Each group call follows the rules of the model calls (a failing call changes
+ * nothing; rh_last_error and rh_group_last_error say why). Per-model failures are not call failures: see
+ * rh_group_partial_fit. Models are numbered 0 to n_models-1; another number gives RH_INVALID_ARGUMENT. */
+
+/* config: as for rh_model_create (space, dtype, device and threads included); inference must be 0. n_models >= 1,
+ * n_features >= 1, n_features + fit_intercept <= 64. RH_UNAVAILABLE for what groups cannot do (docs/api.md, "Model
+ * groups": penalty l1 in float32, inference), RH_ALLOCATION_FAILED beyond the memory limit. */
+RH_API rh_status rh_group_create(uint32_t abi_version, const rh_config* config, int64_t n_models, int64_t n_features,
+                                 rh_group** group) RH_NOEXCEPT;
+/* NULL is accepted and does nothing; otherwise as rh_model_destroy. */
+RH_API rh_status rh_group_destroy(rh_group* group) RH_NOEXCEPT;
+/* As rh_model_last_error, for the group's most recent completed call. */
+RH_API const char* rh_group_last_error(const rh_group* group) RH_NOEXCEPT;
+RH_API rh_status rh_group_get_config(const rh_group* group, rh_config* config) RH_NOEXCEPT;
+RH_API rh_status rh_group_n_models(const rh_group* group, int64_t* n_models) RH_NOEXCEPT;
+RH_API rh_status rh_group_n_features(const rh_group* group, int64_t* n_features) RH_NOEXCEPT;
+
+/* One renewable update of every model with rows in the batch. A bad batch as a whole (header, shape, dtype, offsets,
+ * pointers) fails the call and changes nothing. Otherwise the call succeeds, and each model with rows either commits
+ * or, when its own rows are bad (NaN/Inf, negative or all-zero weights) or its update fails (non-finite result,
+ * singular Newton system), keeps its state and diagnostics and records why: rh_group_model_status. committed (may be
+ * NULL) receives how many models committed. */
+RH_API rh_status rh_group_partial_fit(rh_group* group, const rh_batch* batch, const int64_t* offsets,
+                                      int64_t offsets_length, int64_t* committed) RH_NOEXCEPT;
+/* out[i] = prediction for row i of batch->x by the model owning it; out has batch->dtype (host memory) and holds
+ * out_length >= batch->rows values. Every model with rows must have been fitted (RH_INVALID_STATE otherwise). */
+RH_API rh_status rh_group_predict(rh_group* group, const rh_batch* batch, const int64_t* offsets,
+                                  int64_t offsets_length, void* out, int64_t out_length) RH_NOEXCEPT;
+
+/* Of model `model`: */
+/* Its state, as rh_model_get_state (score_variance, when asked for, is zeros: groups keep no K). */
+RH_API rh_status rh_group_get_state(const rh_group* group, int64_t model, rh_state* state) RH_NOEXCEPT;
+/* Diagnostics of its last committed batch; RH_INVALID_STATE before one (and after a checkpoint load). */
+RH_API rh_status rh_group_diagnostics(const rh_group* group, int64_t model, rh_diagnostics* diagnostics) RH_NOEXCEPT;
+/* The outcome of its last update attempt: *model_status is RH_SUCCESS when that attempt committed (or the model never
+ * had rows), else the status of the failure (RH_INVALID_ARGUMENT for bad rows, RH_NUMERICAL_ERROR for a failed
+ * solve). message may be NULL; otherwise it receives the reason ("" on success), NUL-terminated and cut to fit capacity
+ * bytes (capacity >= 1). Cleared by the next batch with rows for the model. */
+RH_API rh_status rh_group_model_status(const rh_group* group, int64_t model, rh_status* model_status, char* message,
+                                       int64_t capacity) RH_NOEXCEPT;
 
 #ifdef __cplusplus
 } /* extern "C" */

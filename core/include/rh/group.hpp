@@ -67,6 +67,7 @@ class RegressorGroup {
   const Config& config() const noexcept { return config_; }
   std::int64_t n_models() const noexcept { return n_models_; }
   std::int64_t n_features() const noexcept { return p_; }
+  int device_id() const noexcept { return device_id_; }
 
   // One renewable update of every model with rows in the batch; a model without rows is untouched. A bad batch
   // as a whole (shape, offsets, dtype, pointers) throws rh::Error and changes nothing. A model whose own rows are
@@ -96,6 +97,7 @@ class RegressorGroup {
   Dtype dtype_;
   Config config_;
   std::int64_t n_models_ = 0, p_ = 0;
+  int device_id_ = 0;
   std::unique_ptr<detail::GroupEngineBase> engine_;
   std::vector<StateScalars> scalars_;             // per model (the arrays live on the space, in the engine)
   std::vector<std::optional<Diagnostics>> diagnostics_;

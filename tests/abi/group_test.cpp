@@ -1,0 +1,384 @@
+// Model groups through the C ABI (rh_group_*): ragged batches with empty models, per-model errors that leave their
+// model as it was, and bad calls refused with the whole group unchanged (compared bit for bit).
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "abi_test_support.hpp"
+
+using namespace abi_test;
+
+namespace {
+
+// Owns a group handle; destroys it at scope exit.
+class Group {
+ public:
+  Group(const rh_config& c, std::int64_t n_models, std::int64_t p) {
+    REQUIRE_MESSAGE(rh_group_create(RH_ABI_VERSION, &c, n_models, p, &h_) == RH_SUCCESS, rh_last_error());
+  }
+  ~Group() { rh_group_destroy(h_); }
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+  operator rh_group*() const { return h_; }
+
+ private:
+  rh_group* h_ = nullptr;
+};
+
+// Rows of several models stacked, and their offsets; rows[m] rows for model m, from make_data(seed + m).
+struct Ragged {
+  Data data;
+  std::vector<std::int64_t> offsets{0};
+};
+Ragged ragged(const std::vector<std::int64_t>& rows, std::int64_t p, std::uint64_t seed) {
+  Ragged r;
+  r.data.cols = p;
+  for (std::size_t m = 0; m < rows.size(); ++m) {
+    const Data d = make_data(rows[m], p, seed + 17 * m);
+    r.data.x.insert(r.data.x.end(), d.x.begin(), d.x.end());
+    r.data.y.insert(r.data.y.end(), d.y.begin(), d.y.end());
+    r.data.rows += rows[m];
+    r.offsets.push_back(r.data.rows);
+  }
+  return r;
+}
+
+// Model m of the group, and its diagnostics and status, as the ABI exports them.
+struct ModelView {
+  Snapshot state;  // coefficients, information, score_variance, scalars; diagnostics
+  rh_status status = RH_SUCCESS;
+  std::string message;
+  bool operator==(const ModelView& o) const { return state == o.state && status == o.status && message == o.message; }
+};
+
+ModelView view(const rh_group* g, std::int64_t m) {
+  ModelView v;
+  Snapshot& s = v.state;
+  RH_STRUCT_INIT(&s.scalars);
+  REQUIRE(rh_group_get_state(g, m, &s.scalars) == RH_SUCCESS);
+  s.coefficients.resize(static_cast<std::size_t>(s.scalars.coefficients_length));
+  s.information.resize(static_cast<std::size_t>(s.scalars.information_length));
+  s.score_variance.resize(static_cast<std::size_t>(s.scalars.score_variance_length));
+  s.scalars.coefficients = s.coefficients.data();
+  s.scalars.information = s.information.data();
+  s.scalars.score_variance = s.score_variance.data();
+  REQUIRE(rh_group_get_state(g, m, &s.scalars) == RH_SUCCESS);
+  s.scalars.coefficients = s.scalars.information = s.scalars.score_variance = nullptr;
+  RH_STRUCT_INIT(&s.diagnostics);
+  s.diagnostics_status = rh_group_diagnostics(g, m, &s.diagnostics);
+  char message[1024];
+  REQUIRE(rh_group_model_status(g, m, &v.status, message, sizeof message) == RH_SUCCESS);
+  v.message = message;
+  return v;
+}
+
+std::vector<ModelView> views(const rh_group* g) {
+  std::int64_t n = 0;
+  REQUIRE(rh_group_n_models(g, &n) == RH_SUCCESS);
+  std::vector<ModelView> out;
+  for (std::int64_t m = 0; m < n; ++m) out.push_back(view(g, m));
+  return out;
+}
+
+rh_status group_fit(rh_group* g, const Ragged& r, std::int32_t dtype, std::int64_t* committed = nullptr) {
+  Arrays a;
+  const rh_batch b = make_batch(r.data, dtype, a);
+  return rh_group_partial_fit(g, &b, r.offsets.data(), static_cast<std::int64_t>(r.offsets.size()), committed);
+}
+
+// Model m's rows of a ragged batch, as a Data of their own.
+Data rows_of(const Ragged& r, std::size_t m) {
+  Data d;
+  d.cols = r.data.cols;
+  d.rows = r.offsets[m + 1] - r.offsets[m];
+  const auto p = static_cast<std::size_t>(r.data.cols);
+  const auto r0 = static_cast<std::size_t>(r.offsets[m]), r1 = static_cast<std::size_t>(r.offsets[m + 1]);
+  d.x.assign(r.data.x.begin() + static_cast<std::ptrdiff_t>(r0 * p), r.data.x.begin() + static_cast<std::ptrdiff_t>(r1 * p));
+  d.y.assign(r.data.y.begin() + static_cast<std::ptrdiff_t>(r0), r.data.y.begin() + static_cast<std::ptrdiff_t>(r1));
+  return d;
+}
+
+}  // namespace
+
+TEST_SUITE("group") {
+
+TEST_CASE("ragged batches with empty models: each model is the single-model fit of its rows") {
+  // The group's floor against a Regressor on the same space (docs/api.md, "Model groups": not bitwise).
+  struct Case {
+    std::int32_t dtype, penalty;
+    double rtol, atol;
+  };
+  for (const Case c : {Case{RH_DTYPE_F64, RH_PENALTY_NONE, 1e-8, 2e-9}, Case{RH_DTYPE_F64, RH_PENALTY_L1, 1e-8, 2e-9},
+                       Case{RH_DTYPE_F32, RH_PENALTY_NONE, 3e-4, 3e-5}}) {
+    CAPTURE(c.dtype);
+    CAPTURE(c.penalty);
+    const std::int64_t p = 4;
+    const rh_config config = make_config(c.dtype, c.penalty);
+    Group g(config, 4, p);
+    std::vector<std::unique_ptr<Model>> singles;
+    for (int m = 0; m < 4; ++m) singles.push_back(std::make_unique<Model>(config));
+    // Model 1 has no rows in the first batch, model 2 none ever, model 3 none in the second.
+    const std::vector<Ragged> batches = {ragged({60, 0, 0, 45}, p, 100), ragged({50, 70, 0, 0}, p, 200),
+                                         ragged({40, 55, 0, 35}, p, 300)};
+    for (const Ragged& r : batches) {
+      std::int64_t committed = -1;
+      REQUIRE_MESSAGE(group_fit(g, r, c.dtype, &committed) == RH_SUCCESS, rh_last_error());
+      std::int64_t with_rows = 0;
+      for (std::size_t m = 0; m < 4; ++m)
+        if (r.offsets[m + 1] > r.offsets[m]) {
+          ++with_rows;
+          partial_fit(*singles[m], rows_of(r, m), c.dtype);
+        }
+      CHECK(committed == with_rows);
+    }
+    for (std::int64_t m = 0; m < 4; ++m) {
+      CAPTURE(m);
+      const ModelView v = view(g, m);
+      const Snapshot s = snapshot(*singles[static_cast<std::size_t>(m)]);
+      CHECK(v.status == RH_SUCCESS);
+      CHECK(v.message.empty());
+      CHECK(v.state.scalars.n_features == s.scalars.n_features);
+      CHECK(v.state.scalars.n_samples_seen == s.scalars.n_samples_seen);
+      CHECK(v.state.scalars.batch_count == s.scalars.batch_count);
+      CHECK(v.state.scalars.weight_sum == s.scalars.weight_sum);
+      REQUIRE(v.state.coefficients.size() == s.coefficients.size());
+      for (std::size_t j = 0; j < s.coefficients.size(); ++j)
+        CHECK(std::abs(v.state.coefficients[j] - s.coefficients[j]) <= c.atol + c.rtol * std::abs(s.coefficients[j]));
+      if (m == 2) {  // never had rows: empty, no diagnostics
+        CHECK(v.state.scalars.n_features == 0);
+        CHECK(v.state.diagnostics_status == RH_INVALID_STATE);
+      } else {
+        CHECK(v.state.diagnostics_status == RH_SUCCESS);
+        CHECK(v.state.diagnostics.iterations == s.diagnostics.iterations);
+        CHECK(v.state.diagnostics.converged == s.diagnostics.converged);
+      }
+    }
+    // Predictions: each row by its model; a model never fitted may have no rows.
+    const Ragged probe = ragged({3, 2, 0, 4}, p, 900);
+    Arrays a;
+    const rh_batch b = make_batch(probe.data, c.dtype, a);
+    std::vector<double> out64(9);
+    std::vector<float> out32(9);
+    void* out = c.dtype == RH_DTYPE_F64 ? static_cast<void*>(out64.data()) : static_cast<void*>(out32.data());
+    REQUIRE_MESSAGE(rh_group_predict(g, &b, probe.offsets.data(), 5, out, 9) == RH_SUCCESS, rh_last_error());
+    for (std::size_t m = 0; m < 4; ++m) {
+      if (probe.offsets[m + 1] == probe.offsets[m]) continue;
+      Arrays sa;
+      const rh_batch sb = make_batch(rows_of(probe, m), c.dtype, sa);
+      std::vector<double> e64(5);
+      std::vector<float> e32(5);
+      void* expected = c.dtype == RH_DTYPE_F64 ? static_cast<void*>(e64.data()) : static_cast<void*>(e32.data());
+      REQUIRE(rh_model_predict(*singles[m], &sb, expected, 5) == RH_SUCCESS);
+      for (std::int64_t i = 0; i < sb.rows; ++i) {
+        const auto k = static_cast<std::size_t>(probe.offsets[m] + i), ki = static_cast<std::size_t>(i);
+        const double got = c.dtype == RH_DTYPE_F64 ? out64[k] : out32[k];
+        const double want = c.dtype == RH_DTYPE_F64 ? e64[ki] : e32[ki];
+        CHECK(std::abs(got - want) <= 10 * (c.atol + c.rtol * std::abs(want)));
+      }
+    }
+    // A batch without rows commits nothing and changes nothing.
+    const std::vector<ModelView> before = views(g);
+    std::int64_t committed = -1;
+    REQUIRE(group_fit(g, ragged({0, 0, 0, 0}, p, 1), c.dtype, &committed) == RH_SUCCESS);
+    CHECK(committed == 0);
+    CHECK(views(g) == before);
+  }
+}
+
+TEST_CASE("one model's NaN marks that model only, and leaves it as it was") {
+  const std::int64_t p = 3;
+  Group g(make_config(), 3, p);
+  REQUIRE(group_fit(g, ragged({40, 40, 40}, p, 7), RH_DTYPE_F64) == RH_SUCCESS);
+  const std::vector<ModelView> before = views(g);
+  Ragged r = ragged({30, 30, 30}, p, 8);
+  r.data.y[static_cast<std::size_t>(r.offsets[1]) + 4] = std::numeric_limits<double>::quiet_NaN();  // model 1's
+  std::int64_t committed = -1;
+  REQUIRE(group_fit(g, r, RH_DTYPE_F64, &committed) == RH_SUCCESS);  // per-model failures are not call failures
+  CHECK(committed == 2);
+  CHECK(std::string(rh_last_error()).empty());
+  const std::vector<ModelView> after = views(g);
+  CHECK(after[1].state == before[1].state);  // state and diagnostics bit for bit
+  CHECK(after[1].status == RH_INVALID_ARGUMENT);
+  CHECK(after[1].message.find("model 1") != std::string::npos);
+  CHECK(after[1].message.find("NaN") != std::string::npos);
+  CHECK(after[0].status == RH_SUCCESS);
+  CHECK(after[2].status == RH_SUCCESS);
+  CHECK(after[0].state.scalars.batch_count == 2);
+  CHECK(after[2].state.scalars.batch_count == 2);
+  CHECK(after[1].state.scalars.batch_count == 1);
+  // A short message buffer gets the reason cut, NUL-terminated.
+  rh_status status = RH_SUCCESS;
+  char small[8];
+  std::memset(small, 'x', sizeof small);
+  REQUIRE(rh_group_model_status(g, 1, &status, small, sizeof small) == RH_SUCCESS);
+  CHECK(status == RH_INVALID_ARGUMENT);
+  CHECK(std::strlen(small) == sizeof small - 1);
+  CHECK(after[1].message.compare(0, sizeof small - 1, small) == 0);
+  REQUIRE(rh_group_model_status(g, 1, &status, nullptr, 0) == RH_SUCCESS);  // the message is optional
+  // A batch without rows for model 1 keeps its status; its next batch with good rows clears it.
+  REQUIRE(group_fit(g, ragged({10, 0, 10}, p, 9), RH_DTYPE_F64) == RH_SUCCESS);
+  CHECK(view(g, 1).status == RH_INVALID_ARGUMENT);
+  REQUIRE(group_fit(g, ragged({0, 10, 0}, p, 10), RH_DTYPE_F64, &committed) == RH_SUCCESS);
+  CHECK(committed == 1);
+  CHECK(view(g, 1).status == RH_SUCCESS);
+  CHECK(view(g, 1).message.empty());
+  CHECK(view(g, 1).state.scalars.batch_count == 2);
+}
+
+TEST_CASE("bad group calls are refused with a status and message, and change nothing") {
+  const std::int64_t p = 3;
+  Group g(make_config(), 3, p);
+  REQUIRE(group_fit(g, ragged({20, 20, 20}, p, 11), RH_DTYPE_F64) == RH_SUCCESS);
+  const std::vector<ModelView> before = views(g);
+  Ragged r = ragged({10, 10, 10}, p, 12);
+  Arrays a;
+  const rh_batch good = make_batch(r.data, RH_DTYPE_F64, a);
+  const std::int64_t* offsets = r.offsets.data();
+  std::int64_t committed = -7;
+  auto refused = [&](rh_status expected, rh_status got, const char* what) {
+    CAPTURE(what);
+    CHECK(got == expected);
+    CHECK(std::string(rh_last_error()).size() > 0);
+    CHECK(std::string(rh_group_last_error(g)) == rh_last_error());
+    CHECK(committed == -7);  // outputs untouched
+    CHECK(views(g) == before);
+  };
+  refused(RH_INVALID_ARGUMENT, rh_group_partial_fit(g, nullptr, offsets, 4, &committed), "NULL batch");
+  refused(RH_INVALID_ARGUMENT, rh_group_partial_fit(g, &good, nullptr, 4, &committed), "NULL offsets");
+  refused(RH_INVALID_ARGUMENT, rh_group_partial_fit(g, &good, offsets, 3, &committed), "too few offsets");
+  refused(RH_INVALID_ARGUMENT, rh_group_partial_fit(g, &good, offsets, 5, &committed), "too many offsets");
+  {
+    std::vector<std::int64_t> bad = r.offsets;
+    bad[0] = 1;
+    refused(RH_INVALID_ARGUMENT, rh_group_partial_fit(g, &good, bad.data(), 4, &committed), "offsets not from 0");
+    bad = r.offsets;
+    bad[1] = 25;
+    refused(RH_INVALID_ARGUMENT, rh_group_partial_fit(g, &good, bad.data(), 4, &committed), "decreasing offsets");
+    bad = r.offsets;
+    bad[3] = 29;
+    refused(RH_INVALID_ARGUMENT, rh_group_partial_fit(g, &good, bad.data(), 4, &committed), "offsets end short");
+  }
+  rh_batch b = good;
+  b.cols = p + 1;
+  refused(RH_INVALID_ARGUMENT, rh_group_partial_fit(g, &b, offsets, 4, &committed), "cols other than p");
+  b = good;
+  b.dtype = RH_DTYPE_F32;
+  refused(RH_INVALID_ARGUMENT, rh_group_partial_fit(g, &b, offsets, 4, &committed), "dtype mismatch");
+  b = good;
+  b.x = nullptr;
+  refused(RH_INVALID_ARGUMENT, rh_group_partial_fit(g, &b, offsets, 4, &committed), "NULL x");
+  b = good;
+  b.y = nullptr;
+  refused(RH_INVALID_ARGUMENT, rh_group_partial_fit(g, &b, offsets, 4, &committed), "NULL y");
+  b = good;
+  b.memory = RH_MEMORY_DEVICE;
+  refused(RH_INVALID_ARGUMENT, rh_group_partial_fit(g, &b, offsets, 4, &committed), "device memory");
+  b = good;
+  b.layout = 0;
+  refused(RH_INVALID_ARGUMENT, rh_group_partial_fit(g, &b, offsets, 4, &committed), "zeroed layout");
+  b = good;
+  b.struct_size = 16;
+  refused(RH_VERSION_MISMATCH, rh_group_partial_fit(g, &b, offsets, 4, &committed), "struct too small");
+  b = good;
+  b.abi_version = RH_MAKE_ABI_VERSION(RH_ABI_VERSION_MAJOR + 1, 0);
+  refused(RH_VERSION_MISMATCH, rh_group_partial_fit(g, &b, offsets, 4, &committed), "another ABI major");
+
+  // Predictions: the output, its length, and a model never fitted.
+  std::vector<double> out(30, -1.0);
+  refused(RH_INVALID_ARGUMENT, rh_group_predict(g, &good, offsets, 4, nullptr, 30), "NULL out");
+  refused(RH_INVALID_ARGUMENT, rh_group_predict(g, &good, offsets, 4, out.data(), 29), "out too short");
+  refused(RH_INVALID_ARGUMENT, rh_group_predict(g, &good, offsets, 2, out.data(), 30), "predict offsets_length");
+  CHECK(out == std::vector<double>(30, -1.0));
+  {
+    Group fresh(make_config(), 3, p);
+    CHECK(rh_group_predict(fresh, &good, offsets, 4, out.data(), 30) == RH_INVALID_STATE);
+    CHECK(std::string(rh_last_error()).find("model 0") != std::string::npos);
+    CHECK(out == std::vector<double>(30, -1.0));
+  }
+
+  // Per-model getters: model numbers, outputs, struct headers.
+  rh_state st;
+  RH_STRUCT_INIT(&st);
+  refused(RH_INVALID_ARGUMENT, rh_group_get_state(g, 3, &st), "model out of range");
+  refused(RH_INVALID_ARGUMENT, rh_group_get_state(g, -1, &st), "negative model");
+  refused(RH_INVALID_ARGUMENT, rh_group_get_state(g, 0, nullptr), "NULL state");
+  {
+    std::vector<double> small(2);
+    st.coefficients = small.data();
+    st.coefficients_length = 2;
+    st.information = small.data();
+    st.information_length = 2;
+    refused(RH_INVALID_ARGUMENT, rh_group_get_state(g, 0, &st), "state buffers too small");
+    CHECK(st.n_features == 0);
+  }
+  rh_diagnostics d;
+  RH_STRUCT_INIT(&d);
+  refused(RH_INVALID_ARGUMENT, rh_group_diagnostics(g, 5, &d), "diagnostics of model 5");
+  d.struct_size = 8;
+  refused(RH_VERSION_MISMATCH, rh_group_diagnostics(g, 0, &d), "diagnostics struct too small");
+  rh_status status = -3;
+  char message[16];
+  refused(RH_INVALID_ARGUMENT, rh_group_model_status(g, 3, &status, message, 16), "status of model 3");
+  refused(RH_INVALID_ARGUMENT, rh_group_model_status(g, 0, nullptr, message, 16), "NULL model_status");
+  refused(RH_INVALID_ARGUMENT, rh_group_model_status(g, 0, &status, message, 0), "message capacity 0");
+  CHECK(status == -3);
+  refused(RH_INVALID_ARGUMENT, rh_group_n_models(g, nullptr), "NULL n_models");
+  refused(RH_INVALID_ARGUMENT, rh_group_n_features(g, nullptr), "NULL n_features");
+  std::int64_t n = 0;
+  REQUIRE(rh_group_n_features(g, &n) == RH_SUCCESS);
+  CHECK(n == p);
+  rh_config c;
+  RH_STRUCT_INIT(&c);
+  REQUIRE(rh_group_get_config(g, &c) == RH_SUCCESS);
+  CHECK(c.space == space_under_test());
+  CHECK(c.dtype == RH_DTYPE_F64);
+  CHECK(std::string(rh_group_last_error(g)).empty());
+}
+
+TEST_CASE("group handles: creation refusals, dead and foreign handles") {
+  rh_group* h = nullptr;
+  const rh_config c = make_config();
+  CHECK(rh_group_create(RH_ABI_VERSION, &c, 0, 3, &h) == RH_INVALID_ARGUMENT);
+  CHECK(rh_group_create(RH_ABI_VERSION, &c, 2, 0, &h) == RH_INVALID_ARGUMENT);
+  CHECK(rh_group_create(RH_ABI_VERSION, &c, 2, 64, &h) == RH_INVALID_ARGUMENT);  // q = 65 with the intercept
+  CHECK(std::string(rh_last_error()).find("64") != std::string::npos);
+  CHECK(rh_group_create(RH_ABI_VERSION, nullptr, 2, 3, &h) == RH_INVALID_ARGUMENT);
+  CHECK(rh_group_create(RH_ABI_VERSION, &c, 2, 3, nullptr) == RH_INVALID_ARGUMENT);
+  CHECK(rh_group_create(RH_MAKE_ABI_VERSION(RH_ABI_VERSION_MAJOR + 1, 0), &c, 2, 3, &h) == RH_VERSION_MISMATCH);
+  rh_config inference = c;
+  inference.inference = 1;
+  CHECK(rh_group_create(RH_ABI_VERSION, &inference, 2, 3, &h) == RH_UNAVAILABLE);
+  rh_config l1_f32 = make_config(RH_DTYPE_F32, RH_PENALTY_L1);  // docs/api.md, "Model groups"
+  CHECK(rh_group_create(RH_ABI_VERSION, &l1_f32, 2, 3, &h) == RH_UNAVAILABLE);
+  rh_config bad = c;
+  bad.tau = -1.0;
+  CHECK(rh_group_create(RH_ABI_VERSION, &bad, 2, 3, &h) == RH_INVALID_ARGUMENT);
+  CHECK(h == nullptr);  // never written by a failed creation
+
+  CHECK(rh_group_destroy(nullptr) == RH_SUCCESS);
+  REQUIRE(rh_group_create(RH_ABI_VERSION, &c, 2, 3, &h) == RH_SUCCESS);
+  REQUIRE(h != nullptr);
+  {
+    // A model handle is not a group handle, nor the other way round, even while both live.
+    Model m(c);
+    std::int64_t n = 0;
+    CHECK(rh_group_n_models(reinterpret_cast<rh_group*>(m.get()), &n) == RH_INVALID_ARGUMENT);
+    CHECK(std::string(rh_last_error()).find("group handle") != std::string::npos);
+    rh_config out;
+    RH_STRUCT_INIT(&out);
+    CHECK(rh_model_get_config(reinterpret_cast<rh_model*>(h), &out) == RH_INVALID_ARGUMENT);
+  }
+  REQUIRE(rh_group_destroy(h) == RH_SUCCESS);
+  std::int64_t n = -1;
+  CHECK(rh_group_n_models(h, &n) == RH_INVALID_ARGUMENT);  // dead
+  CHECK(n == -1);
+  CHECK(rh_group_destroy(h) == RH_INVALID_ARGUMENT);
+  CHECK(std::string(rh_group_last_error(h)).find("not a live group handle") != std::string::npos);
+  CHECK(std::string(rh_group_last_error(nullptr)).find("NULL") != std::string::npos);
+}
+
+}  // TEST_SUITE("group")
