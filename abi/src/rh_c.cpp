@@ -270,15 +270,7 @@ rh_status rh_model_set_state(rh_model* model, const rh_state* state) noexcept {
 rh_status rh_model_save_checkpoint(const rh_model* model, void* buffer, int64_t capacity, int64_t* size) noexcept {
   return with_model(model, "rh_model_save_checkpoint", [&](Model& m) {
     require(size, "size");
-    if (capacity < 0) bad_argument(fmt::format("capacity must be >= 0 (got {})", capacity));
-    const std::vector<std::uint8_t> bytes = rh::save_checkpoint(*m.regressor);
-    const auto needed = static_cast<int64_t>(bytes.size());
-    if (buffer) {
-      if (capacity < needed)
-        bad_argument(fmt::format("the buffer holds {} bytes, but the checkpoint needs {}", capacity, needed));
-      std::memcpy(buffer, bytes.data(), bytes.size());
-    }
-    *size = needed;
+    copy_checkpoint(rh::save_checkpoint(*m.regressor), buffer, capacity, size);
   });
 }
 
@@ -291,11 +283,8 @@ rh_status rh_model_save_checkpoint_file(const rh_model* model, const char* path)
 
 rh_status rh_model_load_checkpoint(rh_model* model, const void* data, int64_t size) noexcept {
   return with_model(model, "rh_model_load_checkpoint", [&](Model& m) {
-    if (size < 0) bad_argument(fmt::format("size must be >= 0 (got {})", size));
-    if (size > 0) require(data, "data");
-    if (static_cast<std::uint64_t>(size) > std::numeric_limits<std::size_t>::max())
-      bad_argument(fmt::format("size {} does not fit in this platform's address space", size));
-    rh::load_checkpoint(*m.regressor, static_cast<const std::uint8_t*>(data), static_cast<std::size_t>(size));
+    const std::size_t n = checkpoint_size(data, size);
+    rh::load_checkpoint(*m.regressor, static_cast<const std::uint8_t*>(data), n);
   });
 }
 

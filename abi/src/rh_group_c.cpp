@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <limits>
 
+#include "rh/checkpoint.hpp"
 #include "rh/group.hpp"
 #include "rh/rh.h"
 #include "structs.hpp"
@@ -144,6 +145,42 @@ rh_status rh_group_model_status(const rh_group* group, int64_t model, rh_status*
       std::memcpy(message, why.data(), n);
       message[n] = '\0';
     }
+  });
+}
+
+rh_status rh_group_set_state(rh_group* group, int64_t model, const rh_state* state) noexcept {
+  return with_group(group, "rh_group_set_state", [&](Group& g) { g.group->set_state(model, state_from(state)); });
+}
+
+rh_status rh_group_reset(rh_group* group, int64_t model) noexcept {
+  return with_group(group, "rh_group_reset", [&](Group& g) { g.group->reset(model); });
+}
+
+rh_status rh_group_save_checkpoint(const rh_group* group, void* buffer, int64_t capacity, int64_t* size) noexcept {
+  return with_group(group, "rh_group_save_checkpoint", [&](Group& g) {
+    require(size, "size");
+    copy_checkpoint(rh::save_checkpoint(*g.group), buffer, capacity, size);
+  });
+}
+
+rh_status rh_group_save_checkpoint_file(const rh_group* group, const char* path) noexcept {
+  return with_group(group, "rh_group_save_checkpoint_file", [&](Group& g) {
+    require(path, "path");
+    rh::save_checkpoint_file(*g.group, path);
+  });
+}
+
+rh_status rh_group_load_checkpoint(rh_group* group, const void* data, int64_t size) noexcept {
+  return with_group(group, "rh_group_load_checkpoint", [&](Group& g) {
+    const std::size_t n = checkpoint_size(data, size);
+    rh::load_checkpoint(*g.group, static_cast<const std::uint8_t*>(data), n);
+  });
+}
+
+rh_status rh_group_load_checkpoint_file(rh_group* group, const char* path) noexcept {
+  return with_group(group, "rh_group_load_checkpoint_file", [&](Group& g) {
+    require(path, "path");
+    rh::load_checkpoint_file(*g.group, path);
   });
 }
 

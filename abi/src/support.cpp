@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <fmt/format.h>
 #include <thread>
 #include <utility>
@@ -100,6 +101,26 @@ void start_runtime(int host_threads, int device_id) {
   }();
   (void)registered;
 #endif
+}
+
+void copy_checkpoint(const std::vector<std::uint8_t>& bytes, void* buffer, int64_t capacity, int64_t* size) {
+  require(size, "size");
+  if (capacity < 0) bad_argument(fmt::format("capacity must be >= 0 (got {})", capacity));
+  const auto needed = static_cast<int64_t>(bytes.size());
+  if (buffer) {
+    if (capacity < needed)
+      bad_argument(fmt::format("the buffer holds {} bytes, but the checkpoint needs {}", capacity, needed));
+    std::memcpy(buffer, bytes.data(), bytes.size());
+  }
+  *size = needed;
+}
+
+std::size_t checkpoint_size(const void* data, int64_t size) {
+  if (size < 0) bad_argument(fmt::format("size must be >= 0 (got {})", size));
+  if (size > 0) require(data, "data");
+  if (static_cast<std::uint64_t>(size) > std::numeric_limits<std::size_t>::max())
+    bad_argument(fmt::format("size {} does not fit in this platform's address space", size));
+  return static_cast<std::size_t>(size);
 }
 
 bool concurrent_models(Space space) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "rh/group.hpp"
 #include "rh/regressor.hpp"
@@ -143,6 +144,12 @@ template <class T>
 void require(const T* p, const char* what) {
   if (!p) bad_argument(std::string(what) + " is a NULL pointer");
 }
+
+// The checkpoint calls' buffer protocol (rh_model_save_checkpoint, rh_group_save_checkpoint): `buffer` NULL asks for
+// the size; otherwise `capacity` must hold the bytes. *size is set on success only.
+void copy_checkpoint(const std::vector<std::uint8_t>& bytes, void* buffer, int64_t capacity, int64_t* size);
+// A caller's checkpoint (data, size) checked: size >= 0, data given unless size is 0, size within this platform's.
+std::size_t checkpoint_size(const void* data, int64_t size);
 
 // Whether objects of `space` run their calls on the calling thread (rh::SpaceInfo::concurrent_models); call it on the
 // runtime thread, after start_runtime.

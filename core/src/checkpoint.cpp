@@ -6,6 +6,7 @@
 #include <array>
 #include <cstring>
 #include <fmt/format.h>
+#include <limits>
 
 #include "platform.hpp"
 #include "rh/error.hpp"
@@ -332,6 +333,174 @@ Checkpoint decode_checkpoint(const std::uint8_t* data, std::size_t size) {
   return cp;
 }
 
+// ---- Group checkpoints ------------------------------------------------------------------------------------------
+
+namespace {
+
+constexpr std::array<std::uint8_t, 8> kGroupMagic = {0x89, 'R', 'H', 'G', 'R', 'P', '\r', '\n'};
+constexpr std::size_t kGroupHeaderSize = 40;  // magic, version, flags, total size, n_models, n_features
+
+[[noreturn]] void corrupt_group(const std::string& message) {
+  throw Error(Errc::corrupt_data, "group checkpoint: " + message);
+}
+
+// The magic and the format version of a group checkpoint (`size` bytes are there). Returns the version.
+std::uint32_t check_group_preamble(const std::uint8_t* data, std::size_t size) {
+  if (size < kGroupMagic.size()) corrupt_group(fmt::format("truncated: {} bytes", size));
+  if (std::memcmp(data, kGroupMagic.data(), kGroupMagic.size()) != 0)
+    corrupt_group("not a renewable-huber group checkpoint (bad magic)");
+  if (size < kGroupHeaderSize) corrupt_group(fmt::format("truncated: {} bytes", size));
+  const std::uint32_t version = Reader(data, kVersionOffset).u32();
+  if (version < oldest_group_checkpoint_format_version || version > group_checkpoint_format_version)
+    throw Error(Errc::version_mismatch,
+                fmt::format("group checkpoint: format version {}, but this library reads versions {} to {}", version,
+                            oldest_group_checkpoint_format_version, group_checkpoint_format_version));
+  return version;
+}
+
+// The shape the header declares, checked: n_models >= 1 and 1 <= p <= group_max_coefficients. Returns the largest
+// size a group checkpoint of that shape can have (each model's record at most a single-model checkpoint of q = p + 1
+// in the newest format), so that a reader never reads past it; beyond what a size can express is corrupt too.
+std::uint64_t largest_group_checkpoint(const std::uint8_t* header) {
+  Reader r(header, 24);
+  const std::uint64_t n_models = r.u64(), p = r.u64();
+  if (n_models < 1) corrupt_group("it holds no model");
+  if (p < 1 || p > static_cast<std::uint64_t>(group_max_coefficients))
+    corrupt_group(fmt::format("n_features {} is outside a group's 1 to {}", p, group_max_coefficients));
+  const std::uint64_t record = 8 + size_for(checkpoint_format_version, p + 1);
+  if (n_models > (std::numeric_limits<std::uint64_t>::max() - kGroupHeaderSize - kChecksumSize) / record)
+    corrupt_group(fmt::format("{} models cannot fit in a file", n_models));
+  return kGroupHeaderSize + n_models * record + kChecksumSize;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> encode_group_checkpoint(const GroupCheckpoint& g) {
+  if (g.n_models < 1 || g.n_features < 1 || g.n_features > group_max_coefficients ||
+      g.states.size() != static_cast<std::uint64_t>(g.n_models))
+    throw Error(Errc::invalid_argument, fmt::format("group checkpoint: {} states of a group of {} models of {} "
+                                                    "features",
+                                                    g.states.size(), g.n_models, g.n_features));
+  std::vector<std::vector<std::uint8_t>> records;
+  std::size_t total = kGroupHeaderSize + kChecksumSize;
+  for (std::size_t m = 0; m < g.states.size(); ++m) {
+    const State& st = g.states[m];
+    if (st.n_features != 0 && st.n_features != g.n_features)
+      throw Error(Errc::invalid_state, fmt::format("group checkpoint: model {} has {} features, the group {}", m,
+                                                   st.n_features, g.n_features));
+    records.push_back(encode_checkpoint(Checkpoint{g.config, g.dtype, st}));
+    total += 8 + records.back().size();
+  }
+  Writer w(total);
+  w.raw(kGroupMagic.data(), kGroupMagic.size());
+  w.u32(group_checkpoint_format_version);
+  w.u32(0);  // flags: none defined
+  w.u64(total);
+  w.u64(static_cast<std::uint64_t>(g.n_models));
+  w.u64(static_cast<std::uint64_t>(g.n_features));
+  for (const std::vector<std::uint8_t>& record : records) {
+    w.u64(record.size());
+    w.raw(record.data(), record.size());
+  }
+  w.u32(crc32(w.bytes().data(), w.bytes().size()));
+  return std::move(w.bytes());
+}
+
+GroupCheckpoint decode_group_checkpoint(const std::uint8_t* data, std::size_t size) {
+  if (!data && size > 0) throw Error(Errc::invalid_argument, "group checkpoint: the data is a null pointer");
+  check_group_preamble(data, size);
+  const std::uint64_t total = Reader(data, kTotalSizeOffset).u64();
+  if (total < kGroupHeaderSize + kChecksumSize)
+    corrupt_group(fmt::format("declares {} bytes, less than the smallest group checkpoint", total));
+  if (size < total) corrupt_group(fmt::format("truncated: {} bytes of the declared {}", size, total));
+  if (size > total) corrupt_group(fmt::format("{} bytes follow the declared end at {}", size - total, total));
+  const std::uint32_t stored = Reader(data, total - kChecksumSize).u32();
+  const std::uint32_t computed = crc32(data, total - kChecksumSize);
+  if (stored != computed)
+    corrupt_group(fmt::format("checksum mismatch (stored {:08x}, computed {:08x})", stored, computed));
+  Reader r(data, kVersionOffset + 4);
+  if (const std::uint32_t flags = r.u32(); flags != 0) corrupt_group(fmt::format("unknown flags {:#x}", flags));
+  if (total > largest_group_checkpoint(data))
+    corrupt_group(fmt::format("declares {} bytes, more than its models can have", total));
+  r.u64();  // total size, checked above
+  GroupCheckpoint g;
+  g.n_models = static_cast<std::int64_t>(r.u64());
+  g.n_features = static_cast<std::int64_t>(r.u64());
+  // Each record: its size, then a whole single-model checkpoint, decoded and validated by decode_checkpoint. Every
+  // record must hold the same configuration and dtype (the bytes of the first record's, compared).
+  std::size_t at = kGroupHeaderSize;
+  const std::size_t end = total - kChecksumSize;
+  const std::uint8_t* first = nullptr;
+  std::uint64_t first_size = 0;
+  for (std::int64_t m = 0; m < g.n_models; ++m) {
+    if (end - at < 8) corrupt_group(fmt::format("model {} of {} is missing", m, g.n_models));
+    const std::uint64_t length = Reader(data, at).u64();
+    at += 8;
+    if (length > end - at) corrupt_group(fmt::format("model {} declares {} bytes, past the end", m, length));
+    const std::uint8_t* record = data + at;
+    Checkpoint cp;
+    try {
+      cp = decode_checkpoint(record, static_cast<std::size_t>(length));
+    } catch (const Error& e) {
+      throw Error(e.code(), fmt::format("group checkpoint: model {}: {}", m, e.what()));
+    }
+    if (!first) {
+      first = record;
+      first_size = length;
+      g.config = cp.config;
+      g.dtype = cp.dtype;
+      if (g.n_features + (g.config.fit_intercept ? 1 : 0) > group_max_coefficients)
+        corrupt_group(fmt::format("{} features and an intercept are more than a group's {} coefficients",
+                                  g.n_features, group_max_coefficients));
+    } else {
+      const std::uint32_t version = Reader(first, kVersionOffset).u32();
+      const std::size_t settings = config_size(version);  // the configuration and dtype, from kPreambleSize
+      if (cp.format_version != version || first_size < kPreambleSize + settings ||
+          std::memcmp(first + kPreambleSize, record + kPreambleSize, settings) != 0)
+        corrupt_group(fmt::format("model {} has another configuration or dtype than model 0", m));
+    }
+    if (cp.state.n_features != 0 && cp.state.n_features != g.n_features)
+      corrupt_group(fmt::format("model {} has {} features, the group {}", m, cp.state.n_features, g.n_features));
+    g.states.push_back(std::move(cp.state));
+    at += static_cast<std::size_t>(length);
+  }
+  if (at != end) corrupt_group(fmt::format("{} bytes follow the last model", end - at));
+  return g;
+}
+
+std::vector<std::uint8_t> save_checkpoint(const RegressorGroup& group) {
+  GroupCheckpoint g{group.config(), group.dtype(), group.n_models(), group.n_features(), {}};
+  for (std::int64_t m = 0; m < group.n_models(); ++m) g.states.push_back(group.state(m));
+  return encode_group_checkpoint(g);
+}
+
+void save_checkpoint_file(const RegressorGroup& group, const std::string& path) {
+  const std::vector<std::uint8_t> bytes = save_checkpoint(group);
+  platform::replace_file(path, bytes.data(), bytes.size());
+}
+
+namespace {
+
+void install(RegressorGroup& group, const GroupCheckpoint& g) {
+  if (g.dtype != group.dtype())
+    throw Error(Errc::invalid_argument, fmt::format("group checkpoint: it holds {} models, but this group is {}",
+                                                    dtype_name(g.dtype), dtype_name(group.dtype())));
+  // Build the replacement completely; the caller's group changes only by the final, non-throwing move.
+  RegressorGroup loaded(group.space(), group.dtype(), g.config, g.n_models, g.n_features, group.device_id());
+  for (std::int64_t m = 0; m < g.n_models; ++m) loaded.set_state(m, g.states[static_cast<std::size_t>(m)]);
+  group = std::move(loaded);
+}
+
+}  // namespace
+
+void load_checkpoint(RegressorGroup& group, const std::uint8_t* data, std::size_t size) {
+  install(group, decode_group_checkpoint(data, size));
+}
+
+void load_checkpoint_file(RegressorGroup& group, const std::string& path) {
+  install(group, read_group_checkpoint_file(path));
+}
+
 std::vector<std::uint8_t> save_checkpoint(const Regressor& model) {
   return encode_checkpoint(Checkpoint{model.config(), model.dtype(), model.state()});
 }
@@ -339,6 +508,39 @@ std::vector<std::uint8_t> save_checkpoint(const Regressor& model) {
 void save_checkpoint_file(const Regressor& model, const std::string& path) {
   const std::vector<std::uint8_t> bytes = save_checkpoint(model);
   platform::replace_file(path, bytes.data(), bytes.size());
+}
+
+namespace {
+
+// Appends to `bytes` what `file` holds next, up to `total` + 1 bytes in all (one more than declared, to detect
+// trailing data), in chunks: memory grows with what the file really holds, not with what its header claims.
+void read_declared(platform::InputFile& file, std::vector<std::uint8_t>& bytes, std::uint64_t total) {
+  std::array<std::uint8_t, 65536> chunk;
+  while (bytes.size() <= total) {
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), total + 1 - bytes.size()));
+    const std::size_t got = file.read(chunk.data(), want);
+    bytes.insert(bytes.end(), chunk.data(), chunk.data() + got);
+    if (got < want) break;  // end of file
+  }
+}
+
+}  // namespace
+
+GroupCheckpoint read_group_checkpoint_file(const std::string& path) {
+  platform::InputFile file(path);
+  // The header, then no more than the declared size, itself no more than the largest of the declared shape.
+  std::vector<std::uint8_t> bytes(kGroupHeaderSize);
+  bytes.resize(file.read(bytes.data(), bytes.size()));
+  if (bytes.size() == kGroupHeaderSize) {
+    check_group_preamble(bytes.data(), bytes.size());
+    const std::uint64_t total = Reader(bytes.data(), kTotalSizeOffset).u64();
+    const std::uint64_t largest = largest_group_checkpoint(bytes.data());
+    if (total > largest)
+      corrupt_group(fmt::format("declares {} bytes, more than the {} bytes a group of its shape can have", total,
+                                largest));
+    read_declared(file, bytes, total);
+  }
+  return decode_group_checkpoint(bytes.data(), bytes.size());
 }
 
 Checkpoint read_checkpoint_file(const std::string& path) {
@@ -354,15 +556,7 @@ Checkpoint read_checkpoint_file(const std::string& path) {
     bytes.resize(fixed);
     bytes.resize(kPreambleSize + file.read(bytes.data() + kPreambleSize, fixed - kPreambleSize));
     if (bytes.size() == fixed) {
-      const std::uint64_t total = declared_size(bytes.data(), version);
-      // In chunks: memory grows with what the file really holds, not with what its header claims.
-      std::array<std::uint8_t, 65536> chunk;
-      while (bytes.size() <= total) {
-        const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), total + 1 - bytes.size()));
-        const std::size_t got = file.read(chunk.data(), want);
-        bytes.insert(bytes.end(), chunk.data(), chunk.data() + got);
-        if (got < want) break;  // end of file
-      }
+      read_declared(file, bytes, declared_size(bytes.data(), version));
     }
   }
   return decode_checkpoint(bytes.data(), bytes.size());

@@ -2,6 +2,7 @@
 // (docs/method.md §3, §7) and dispatch to the group engine of the chosen space. No numerics here.
 #include "rh/group.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
@@ -251,5 +252,33 @@ const std::string& RegressorGroup::status_message(std::int64_t m) const {
   check_model(m, "status_message");
   return messages_[static_cast<size_t>(m)];
 }
+
+void RegressorGroup::set_state(std::int64_t m, const State& st) {
+  check_model(m, "set_state");
+  validate_state(st, dtype_);
+  if (st.n_features != 0 && st.n_features != p_)
+    throw Error(Errc::invalid_state, fmt::format("set_state: model {}: the state has {} features, but the group's "
+                                                 "models have {}",
+                                                 m, st.n_features, p_));
+  if (st.n_features > 0 && st.fit_intercept != config_.fit_intercept)
+    throw Error(Errc::invalid_state, fmt::format("set_state: model {}: the state has fit_intercept={} but the "
+                                                 "configuration has fit_intercept={}",
+                                                 m, st.fit_intercept, config_.fit_intercept));
+  const State full = complete_state(st);
+  if (full.score_variance_batches != 0 ||
+      std::any_of(full.score_variance.begin(), full.score_variance.end(), [](double v) { return v != 0.0; }))
+    throw Error(Errc::invalid_state, fmt::format("set_state: model {}: a model group keeps no score variance K "
+                                                 "(inference is not available in a group): give K as zeros, held by "
+                                                 "no batch",
+                                                 m));
+  guarded("set_state", [&] { engine("set_state").import_arrays(m, full.coefficients, full.information); });
+  const auto mi = static_cast<size_t>(m);
+  scalars_[mi] = static_cast<const StateScalars&>(full);
+  diagnostics_[mi].reset();
+  status_[mi].reset();
+  messages_[mi].clear();
+}
+
+void RegressorGroup::reset(std::int64_t m) { set_state(m, State()); }
 
 }  // namespace rh

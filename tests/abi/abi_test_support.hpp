@@ -169,20 +169,27 @@ struct Snapshot {
   bool operator!=(const Snapshot& o) const { return !(*this == o); }
 };
 
-inline Snapshot snapshot(const rh_model* m) {
-  Snapshot s;
+// The state into s.scalars and its arrays through get(rh_state*) (rh_model_get_state, or rh_group_get_state of one
+// model): the lengths first, then the values; the pointers are cleared afterwards.
+template <class Get>
+void read_state(Snapshot& s, Get&& get) {
   RH_STRUCT_INIT(&s.scalars);
-  REQUIRE(rh_model_get_state(m, &s.scalars) == RH_SUCCESS);
+  REQUIRE(get(&s.scalars) == RH_SUCCESS);
   s.coefficients.resize(static_cast<std::size_t>(s.scalars.coefficients_length));
   s.information.resize(static_cast<std::size_t>(s.scalars.information_length));
   s.score_variance.resize(static_cast<std::size_t>(s.scalars.score_variance_length));
   s.scalars.coefficients = s.coefficients.data();
   s.scalars.information = s.information.data();
   s.scalars.score_variance = s.score_variance.data();
-  REQUIRE(rh_model_get_state(m, &s.scalars) == RH_SUCCESS);
+  REQUIRE(get(&s.scalars) == RH_SUCCESS);
   s.scalars.coefficients = nullptr;
   s.scalars.information = nullptr;
   s.scalars.score_variance = nullptr;
+}
+
+inline Snapshot snapshot(const rh_model* m) {
+  Snapshot s;
+  read_state(s, [m](rh_state* st) { return rh_model_get_state(m, st); });
   RH_STRUCT_INIT(&s.diagnostics);
   s.diagnostics_status = rh_model_diagnostics(m, &s.diagnostics);
   RH_STRUCT_INIT(&s.config);
@@ -200,6 +207,23 @@ inline std::vector<std::uint8_t> checkpoint_of(const rh_model* m) {
   std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
   REQUIRE(rh_model_save_checkpoint(m, bytes.data(), size, &size) == RH_SUCCESS);
   return bytes;
+}
+
+// An independent CRC-32 (zlib's), bit by bit, to check the library's table-driven one against the documentation.
+inline std::uint32_t reference_crc32(const std::uint8_t* p, std::size_t n) {
+  std::uint32_t c = 0xFFFFFFFFu;
+  for (std::size_t i = 0; i < n; ++i) {
+    c ^= p[i];
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+  }
+  return ~c;
+}
+
+// The little-endian unsigned integer of `bytes` bytes at `offset` of b.
+inline std::uint64_t le(const std::vector<std::uint8_t>& b, std::size_t offset, int bytes) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= static_cast<std::uint64_t>(b.at(offset + static_cast<std::size_t>(i))) << (8 * i);
+  return v;
 }
 
 inline std::string status_name(rh_status s) { return std::to_string(s) + " (" + rh_status_string(s) + ")"; }

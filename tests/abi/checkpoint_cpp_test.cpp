@@ -373,3 +373,230 @@ TEST_CASE("a read never goes further than the largest checkpoint of the declared
     if (read_before >= 0) CHECK(test_os::bytes_read_so_far() - read_before < 4096);
   }
 }
+
+// ---- Group checkpoints (rh::RegressorGroup) ---------------------------------------------------------------------
+
+namespace {
+
+// A ragged batch of `rows[m]` rows per model, and its offsets.
+struct GroupRows {
+  std::vector<double> x, y;
+  std::vector<std::int64_t> offsets{0};
+};
+GroupRows group_rows(const std::vector<std::int64_t>& rows, std::int64_t p, unsigned seed) {
+  GroupRows g;
+  for (std::size_t m = 0; m < rows.size(); ++m) {
+    const Batch b = make_batch(rows[m], p, seed + 31 * static_cast<unsigned>(m));
+    g.x.insert(g.x.end(), b.x.begin(), b.x.end());
+    g.y.insert(g.y.end(), b.y.begin(), b.y.end());
+    g.offsets.push_back(g.offsets.back() + rows[m]);
+  }
+  return g;
+}
+
+template <class S>
+void feed(rh::RegressorGroup& group, const GroupRows& g) {
+  const std::vector<S> x(g.x.begin(), g.x.end()), y(g.y.begin(), g.y.end());
+  group.partial_fit(rh::group_batch(x.data(), y.data(), g.offsets.data(), group.n_models(), group.n_features()));
+}
+
+// Every model's state, bit for bit, and whether it has diagnostics and a status.
+bool same_models(const rh::RegressorGroup& a, const rh::RegressorGroup& b) {
+  if (a.n_models() != b.n_models() || a.n_features() != b.n_features() || a.dtype() != b.dtype() ||
+      !same(a.config(), b.config()))
+    return false;
+  for (std::int64_t m = 0; m < a.n_models(); ++m)
+    if (!same(a.state(m), b.state(m)) || a.status(m) != b.status(m)) return false;
+  return true;
+}
+
+rh::RegressorGroup fitted_group(rh::Dtype dtype = rh::Dtype::f64, rh::Penalty penalty = rh::Penalty::none) {
+  rh::Config config;
+  config.penalty = penalty;
+  config.lambda_scale = 0.5;
+  rh::RegressorGroup g(space_under_test(), dtype, config, 4, 3);
+  const GroupRows rows = group_rows({40, 0, 35, 50}, 3, 5);  // model 1 never fitted
+  if (dtype == rh::Dtype::f32) feed<float>(g, rows);
+  else feed<double>(g, rows);
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("a restored group continues its stream bit for bit, and a load replaces its shape") {
+  struct Case {
+    rh::Dtype dtype;
+    rh::Penalty penalty;
+  };
+  for (const Case c : {Case{rh::Dtype::f64, rh::Penalty::none}, Case{rh::Dtype::f32, rh::Penalty::none},
+                       Case{rh::Dtype::f64, rh::Penalty::l1}}) {
+    CAPTURE(static_cast<int>(c.dtype));
+    CAPTURE(static_cast<int>(c.penalty));
+    rh::Config config;
+    config.penalty = c.penalty;
+    config.lambda_scale = 0.5;
+    const std::vector<GroupRows> stream = {group_rows({40, 0, 30, 25}, 5, 10), group_rows({20, 45, 0, 30}, 5, 20),
+                                           group_rows({35, 25, 30, 0}, 5, 30), group_rows({30, 30, 30, 30}, 5, 40)};
+    auto run = [&](rh::RegressorGroup& g, std::size_t from, std::size_t to) {
+      for (std::size_t k = from; k < to; ++k) {
+        if (c.dtype == rh::Dtype::f32) feed<float>(g, stream[k]);
+        else feed<double>(g, stream[k]);
+      }
+    };
+    rh::RegressorGroup whole(space_under_test(), c.dtype, config, 4, 5);
+    run(whole, 0, stream.size());
+    rh::RegressorGroup first(space_under_test(), c.dtype, config, 4, 5);
+    run(first, 0, 2);
+    const std::vector<std::uint8_t> bytes = rh::save_checkpoint(first);
+    // Another shape and configuration: the load replaces them.
+    rh::Config other;
+    other.tau = 2.0;
+    rh::RegressorGroup resumed(space_under_test(), c.dtype, other, 2, 7);
+    rh::load_checkpoint(resumed, bytes.data(), bytes.size());
+    CHECK(resumed.n_models() == 4);
+    CHECK(resumed.n_features() == 5);
+    CHECK(same_models(resumed, first));
+    CHECK_THROWS_AS(resumed.diagnostics(0), rh::Error);  // not stored
+    CHECK(rh::save_checkpoint(resumed) == bytes);
+    run(resumed, 2, stream.size());
+    CHECK(same_models(resumed, whole));
+    // The same through a file.
+    Folder dir;
+    const std::string path = dir / "group.rhgckpt";
+    rh::save_checkpoint_file(first, path);
+    CHECK(file_bytes(path) == bytes);
+    rh::RegressorGroup from_file(space_under_test(), c.dtype, config, 1, 1);
+    rh::load_checkpoint_file(from_file, path);
+    run(from_file, 2, stream.size());
+    CHECK(same_models(from_file, whole));
+  }
+}
+
+TEST_CASE("a bad group checkpoint is refused with its status and changes neither the group nor the file") {
+  const rh::RegressorGroup source = fitted_group();
+  const std::vector<std::uint8_t> good = rh::save_checkpoint(source);
+  rh::RegressorGroup target = fitted_group();
+  {
+    const GroupRows more = group_rows({10, 10, 0, 10}, 3, 77);  // a state of its own, to show it is kept
+    feed<double>(target, more);
+  }
+  const std::vector<std::uint8_t> before = rh::save_checkpoint(target);
+  auto refused = [&](const std::vector<std::uint8_t>& bytes, rh::Errc code, const std::string& message) {
+    const auto failure = failure_of([&] { rh::load_checkpoint(target, bytes.data(), bytes.size()); });
+    CHECK(failure.first == code);
+    CHECK(failure.second.find(message) != std::string::npos);
+    CHECK(rh::save_checkpoint(target) == before);
+  };
+  for (std::size_t cut : {std::size_t{0}, std::size_t{7}, std::size_t{39}, good.size() / 2, good.size() - 1}) {
+    CAPTURE(cut);
+    refused(std::vector<std::uint8_t>(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(cut)),
+            rh::Errc::corrupt_data, "truncated");
+  }
+  std::vector<std::uint8_t> longer = good;
+  longer.push_back(0);
+  refused(longer, rh::Errc::corrupt_data, "1 bytes follow the declared end");
+  for (std::size_t at = 0; at < good.size(); at += 7) {  // one flipped bit anywhere: never accepted
+    CAPTURE(at);
+    std::vector<std::uint8_t> flipped = good;
+    flipped[at] = static_cast<std::uint8_t>(flipped[at] ^ 0x10);
+    const auto failure = failure_of([&] { rh::load_checkpoint(target, flipped.data(), flipped.size()); });
+    CHECK((failure.first == rh::Errc::corrupt_data || failure.first == rh::Errc::version_mismatch));
+    CHECK(rh::save_checkpoint(target) == before);
+  }
+  std::vector<std::uint8_t> version = good;
+  version[8] = 2;  // a newer format (the checksum is checked after the version)
+  refused(version, rh::Errc::version_mismatch, "format version 2");
+  // A single-model checkpoint is not a group checkpoint, and the other way round.
+  const std::vector<std::uint8_t> single = rh::save_checkpoint(fitted_model());
+  refused(single, rh::Errc::corrupt_data, "bad magic");
+  rh::Regressor model(space_under_test(), rh::Dtype::f64, rh::Config{});
+  CHECK(error_of([&] { rh::load_checkpoint(model, good.data(), good.size()); }) == rh::Errc::corrupt_data);
+  // Another dtype.
+  rh::RegressorGroup f32(space_under_test(), rh::Dtype::f32, rh::Config{}, 4, 3);
+  const std::vector<std::uint8_t> f32_before = rh::save_checkpoint(f32);
+  CHECK(error_of([&] { rh::load_checkpoint(f32, good.data(), good.size()); }) == rh::Errc::invalid_argument);
+  CHECK(rh::save_checkpoint(f32) == f32_before);
+  // decode and encode are inverse.
+  const rh::GroupCheckpoint decoded = rh::decode_group_checkpoint(good.data(), good.size());
+  CHECK(decoded.n_models == 4);
+  CHECK(decoded.states.at(1).n_features == 0);  // never fitted
+  CHECK(rh::encode_group_checkpoint(decoded) == good);
+}
+
+TEST_CASE("a group checkpoint file: links and folders refused, oversized headers read no further") {
+  Folder dir;
+  const rh::RegressorGroup g = fitted_group();
+  const std::string link = dir / "link.rhgckpt", victim = dir / "victim", folder = dir / "folder.rhgckpt";
+  write_file(victim, kPrecious);
+  const bool has_link = test_os::make_symlink(victim, link);
+  std::filesystem::create_directory(folder);
+  const std::vector<std::string> before = dir.entries();
+  CHECK(error_of([&] { rh::save_checkpoint_file(g, folder); }) == rh::Errc::invalid_argument);
+  if (has_link) {
+    CHECK(error_of([&] { rh::save_checkpoint_file(g, link); }) == rh::Errc::invalid_argument);
+    CHECK(std::filesystem::read_symlink(link) == victim);
+  } else {
+    MESSAGE("no symbolic links on this system for this user: that case is left out");
+  }
+  CHECK(file_bytes(victim) == kPrecious);
+  CHECK(dir.entries() == before);  // no temporary file left behind
+  // A header that declares a huge size in a file that really is that large: refused from the header alone.
+  std::vector<std::uint8_t> bytes = rh::save_checkpoint(g);
+  const std::string path = dir / "huge.rhgckpt";
+  constexpr std::uint64_t kHuge = std::uint64_t{64} << 20;
+  put_u64(bytes, 16, kHuge);
+  write_file(path, bytes);
+  std::filesystem::resize_file(path, kHuge);  // sparse: costs no disk
+  const long long read_before = test_os::bytes_read_so_far();
+  const auto failure = failure_of([&] { rh::read_group_checkpoint_file(path); });
+  CHECK(failure.first == rh::Errc::corrupt_data);
+  CHECK(failure.second.find("more than the") != std::string::npos);
+  if (read_before >= 0) CHECK(test_os::bytes_read_so_far() - read_before < 4096);
+  // n_models 0, p outside 1..64: corrupt.
+  std::vector<std::uint8_t> shape = rh::save_checkpoint(g);
+  put_u64(shape, 24, 0);
+  write_file(path, shape);
+  CHECK(error_of([&] { rh::read_group_checkpoint_file(path); }) == rh::Errc::corrupt_data);
+  shape = rh::save_checkpoint(g);
+  put_u64(shape, 32, 65);
+  write_file(path, shape);
+  CHECK(error_of([&] { rh::read_group_checkpoint_file(path); }) == rh::Errc::corrupt_data);
+  // A missing file.
+  rh::RegressorGroup target = fitted_group();
+  const std::vector<std::uint8_t> kept = rh::save_checkpoint(target);
+  CHECK(error_of([&] { rh::load_checkpoint_file(target, dir / "absent.rhgckpt"); }) == rh::Errc::invalid_argument);
+  CHECK(rh::save_checkpoint(target) == kept);
+}
+
+TEST_CASE("group set_state and reset of one model") {
+  rh::RegressorGroup g = fitted_group();
+  rh::Regressor single(space_under_test(), rh::Dtype::f64, rh::Config{});
+  feed<double>(single, make_batch(60, 3, 99));
+  const rh::State st = single.state();
+  g.set_state(1, st);
+  CHECK(same(g.state(1), st));
+  CHECK(g.fitted(1));
+  CHECK_THROWS_AS(g.diagnostics(1), rh::Error);
+  const rh::State kept = g.state(0);
+  g.reset(0);
+  CHECK(!g.fitted(0));
+  CHECK(g.state(0).n_samples_seen == 0);
+  g.set_state(0, kept);
+  CHECK(same(g.state(0), kept));
+  // Refused, model unchanged: another p, fit_intercept differing, a K held, a bad model index.
+  rh::Regressor wide(space_under_test(), rh::Dtype::f64, rh::Config{});
+  feed<double>(wide, make_batch(60, 4, 98));
+  const std::vector<std::uint8_t> before = rh::save_checkpoint(g);
+  CHECK(error_of([&] { g.set_state(2, wide.state()); }) == rh::Errc::invalid_state);
+  rh::State no_intercept = st;
+  no_intercept.fit_intercept = false;
+  CHECK(error_of([&] { g.set_state(2, no_intercept); }) == rh::Errc::invalid_state);
+  rh::Config inference;
+  inference.inference = true;
+  rh::Regressor with_k(space_under_test(), rh::Dtype::f64, inference);
+  feed<double>(with_k, make_batch(60, 3, 97));
+  CHECK(error_of([&] { g.set_state(2, with_k.state()); }) == rh::Errc::invalid_state);
+  CHECK(error_of([&] { g.set_state(4, st); }) == rh::Errc::invalid_argument);
+  CHECK(error_of([&] { g.reset(-1); }) == rh::Errc::invalid_argument);
+  CHECK(rh::save_checkpoint(g) == before);
+}

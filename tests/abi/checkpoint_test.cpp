@@ -13,21 +13,6 @@ using namespace abi_test;
 
 namespace {
 
-// An independent CRC-32 (zlib's), bit by bit, to check the library's table-driven one against the documentation.
-std::uint32_t reference_crc32(const std::uint8_t* p, std::size_t n) {
-  std::uint32_t c = 0xFFFFFFFFu;
-  for (std::size_t i = 0; i < n; ++i) {
-    c ^= p[i];
-    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
-  }
-  return ~c;
-}
-
-std::uint64_t le(const std::vector<std::uint8_t>& b, std::size_t offset, int bytes) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= static_cast<std::uint64_t>(b.at(offset + i)) << (8 * i);
-  return v;
-}
 void put_le(std::vector<std::uint8_t>& b, std::size_t offset, std::uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) b.at(offset + i) = static_cast<std::uint8_t>(v >> (8 * i));
 }

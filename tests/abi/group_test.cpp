@@ -58,16 +58,7 @@ struct ModelView {
 ModelView view(const rh_group* g, std::int64_t m) {
   ModelView v;
   Snapshot& s = v.state;
-  RH_STRUCT_INIT(&s.scalars);
-  REQUIRE(rh_group_get_state(g, m, &s.scalars) == RH_SUCCESS);
-  s.coefficients.resize(static_cast<std::size_t>(s.scalars.coefficients_length));
-  s.information.resize(static_cast<std::size_t>(s.scalars.information_length));
-  s.score_variance.resize(static_cast<std::size_t>(s.scalars.score_variance_length));
-  s.scalars.coefficients = s.coefficients.data();
-  s.scalars.information = s.information.data();
-  s.scalars.score_variance = s.score_variance.data();
-  REQUIRE(rh_group_get_state(g, m, &s.scalars) == RH_SUCCESS);
-  s.scalars.coefficients = s.scalars.information = s.scalars.score_variance = nullptr;
+  read_state(s, [g, m](rh_state* st) { return rh_group_get_state(g, m, st); });
   RH_STRUCT_INIT(&s.diagnostics);
   s.diagnostics_status = rh_group_diagnostics(g, m, &s.diagnostics);
   char message[1024];
@@ -107,15 +98,28 @@ Data rows_of(const Ragged& r, std::size_t m) {
 TEST_SUITE("group") {
 
 TEST_CASE("ragged batches with empty models: each model is the single-model fit of its rows") {
-  // The group's floor against a Regressor on the same space (docs/api.md, "Model groups": not bitwise).
+  // Every penalty and dtype a group takes (a combination it refuses is tested below), against a Regressor on the
+  // same space within the group's floor (docs/api.md, "Model groups": not bitwise).
   struct Case {
     std::int32_t dtype, penalty;
     double rtol, atol;
   };
-  for (const Case c : {Case{RH_DTYPE_F64, RH_PENALTY_NONE, 1e-8, 2e-9}, Case{RH_DTYPE_F64, RH_PENALTY_L1, 1e-8, 2e-9},
-                       Case{RH_DTYPE_F32, RH_PENALTY_NONE, 3e-4, 3e-5}}) {
+  std::vector<Case> cases;
+  for (const std::int32_t penalty : known_penalties()) {
+    cases.push_back({RH_DTYPE_F64, penalty, 1e-8, 2e-9});
+    cases.push_back({RH_DTYPE_F32, penalty, 3e-4, 3e-5});
+  }
+  for (const Case c : cases) {
     CAPTURE(c.dtype);
-    CAPTURE(c.penalty);
+    CAPTURE(penalty_label(c.penalty));
+    {
+      rh_group* probe = nullptr;
+      const rh_config config = make_config(c.dtype, c.penalty);
+      const rh_status created = rh_group_create(RH_ABI_VERSION, &config, 1, 1, &probe);
+      rh_group_destroy(probe);
+      if (created == RH_UNAVAILABLE) continue;  // refused as documented
+      REQUIRE(created == RH_SUCCESS);
+    }
     const std::int64_t p = 4;
     const rh_config config = make_config(c.dtype, c.penalty);
     Group g(config, 4, p);
@@ -379,6 +383,150 @@ TEST_CASE("group handles: creation refusals, dead and foreign handles") {
   CHECK(rh_group_destroy(h) == RH_INVALID_ARGUMENT);
   CHECK(std::string(rh_group_last_error(h)).find("not a live group handle") != std::string::npos);
   CHECK(std::string(rh_group_last_error(nullptr)).find("NULL") != std::string::npos);
+}
+
+}  // TEST_SUITE("group")
+
+namespace {
+
+// Rewrites the CRC-32 that ends bytes [from, to) of b, over the bytes before it.
+void reseal(std::vector<std::uint8_t>& b, std::size_t from, std::size_t to) {
+  const std::uint32_t c = reference_crc32(b.data() + from, to - from - 4);
+  for (std::size_t i = 0; i < 4; ++i) b.at(to - 4 + i) = static_cast<std::uint8_t>(c >> (8 * i));
+}
+
+std::vector<std::uint8_t> group_checkpoint(const rh_group* g) {
+  std::int64_t size = 0;
+  REQUIRE(rh_group_save_checkpoint(g, nullptr, 0, &size) == RH_SUCCESS);
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
+  REQUIRE(rh_group_save_checkpoint(g, bytes.data(), size, &size) == RH_SUCCESS);
+  return bytes;
+}
+
+}  // namespace
+
+TEST_SUITE("group") {
+
+TEST_CASE("group checkpoints: the documented layout, continuing bit for bit, bad ones refused") {
+  const std::int64_t p = 3;
+  const rh_config config = make_config();
+  Group whole(config, 3, p), first(config, 3, p);
+  const std::vector<Ragged> stream = {ragged({30, 0, 25}, p, 41), ragged({20, 30, 0}, p, 42),
+                                      ragged({25, 25, 25}, p, 43)};
+  for (const Ragged& r : stream) REQUIRE(group_fit(whole, r, RH_DTYPE_F64) == RH_SUCCESS);
+  REQUIRE(group_fit(first, stream[0], RH_DTYPE_F64) == RH_SUCCESS);
+  const std::vector<std::uint8_t> bytes = group_checkpoint(first);
+  // docs/abi.md, "Group checkpoint format": the header, then per model a u64 size and a model checkpoint.
+  CHECK(std::memcmp(bytes.data(), "\x89RHGRP\r\n", 8) == 0);
+  CHECK(le(bytes, 8, 4) == 1);
+  CHECK(le(bytes, 12, 4) == 0);
+  CHECK(le(bytes, 16, 8) == bytes.size());
+  CHECK(le(bytes, 24, 8) == 3);
+  CHECK(le(bytes, 32, 8) == static_cast<std::uint64_t>(p));
+  std::size_t at = 40;
+  std::vector<std::size_t> record_at;
+  for (int m = 0; m < 3; ++m) {
+    const std::uint64_t length = le(bytes, at, 8);
+    record_at.push_back(at + 8);
+    CHECK(std::memcmp(bytes.data() + at + 8, "\x89RHCKP\r\n", 8) == 0);
+    Model single(config);  // each record loads as a model checkpoint
+    CHECK(rh_model_load_checkpoint(single, bytes.data() + at + 8, static_cast<std::int64_t>(length)) == RH_SUCCESS);
+    at += 8 + length;
+  }
+  CHECK(at + 4 == bytes.size());
+  CHECK(le(bytes, at, 4) == reference_crc32(bytes.data(), at));
+
+  // Loaded into a group of another shape, then continued: the states of the group that never stopped.
+  Group resumed(config, 1, 7);
+  REQUIRE_MESSAGE(rh_group_load_checkpoint(resumed, bytes.data(), static_cast<std::int64_t>(bytes.size())) ==
+                      RH_SUCCESS,
+                  rh_last_error());
+  std::int64_t n = 0;
+  REQUIRE(rh_group_n_models(resumed, &n) == RH_SUCCESS);
+  CHECK(n == 3);
+  CHECK(group_checkpoint(resumed) == bytes);
+  for (std::size_t k = 1; k < stream.size(); ++k) REQUIRE(group_fit(resumed, stream[k], RH_DTYPE_F64) == RH_SUCCESS);
+  for (std::int64_t m = 0; m < 3; ++m) CHECK(view(resumed, m).state.coefficients == view(whole, m).state.coefficients);
+  CHECK(group_checkpoint(resumed) == group_checkpoint(whole));
+
+  // Refused with the group unchanged: a flipped bit, a cut, a newer version, another dtype, a spliced record of
+  // another configuration (resealed: only the consistency test can catch it), bad arguments.
+  const std::vector<std::uint8_t> kept = group_checkpoint(resumed);
+  std::string message;  // of the last refusal
+  auto refused = [&](rh_status expected, const std::vector<std::uint8_t>& b, std::size_t size, const char* what) {
+    CAPTURE(what);
+    CHECK(rh_group_load_checkpoint(resumed, b.data(), static_cast<std::int64_t>(size)) == expected);
+    message = rh_last_error();
+    CHECK(message == rh_group_last_error(resumed));
+    CHECK(message.size() > 0);
+    CHECK(group_checkpoint(resumed) == kept);
+  };
+  std::vector<std::uint8_t> b = bytes;
+  b[bytes.size() / 2] = static_cast<std::uint8_t>(b[bytes.size() / 2] ^ 0x01);
+  refused(RH_CORRUPT_DATA, b, b.size(), "flipped bit");
+  refused(RH_CORRUPT_DATA, bytes, bytes.size() - 1, "cut by one byte");
+  b = bytes;
+  b[8] = 2;
+  refused(RH_VERSION_MISMATCH, b, b.size(), "format version 2");
+  b = bytes;
+  b[record_at[1] + 24] = static_cast<std::uint8_t>(b[record_at[1] + 24] ^ 0x01);  // model 1's tau (model offset 24)
+  refused(RH_CORRUPT_DATA, b, b.size(), "model 1's record, not resealed");
+  CHECK(message.find("checksum") != std::string::npos);
+  reseal(b, 0, b.size());
+  refused(RH_CORRUPT_DATA, b, b.size(), "model 1's record, only the group resealed");
+  CHECK(message.find("model 1: checkpoint: checksum") != std::string::npos);
+  reseal(b, record_at[1], record_at[1] + le(bytes, record_at[1] - 8, 8));
+  reseal(b, 0, b.size());
+  refused(RH_CORRUPT_DATA, b, b.size(), "model 1 of another tau, both resealed");
+  CHECK(message.find("model 1 has another configuration") != std::string::npos);
+  CHECK(rh_group_load_checkpoint(resumed, nullptr, 10) == RH_INVALID_ARGUMENT);
+  CHECK(rh_group_load_checkpoint(resumed, bytes.data(), -1) == RH_INVALID_ARGUMENT);
+  Group f32(make_config(RH_DTYPE_F32), 3, p);
+  CHECK(rh_group_load_checkpoint(f32, bytes.data(), static_cast<std::int64_t>(bytes.size())) == RH_INVALID_ARGUMENT);
+  std::int64_t size = -5;
+  std::vector<std::uint8_t> small(10);
+  CHECK(rh_group_save_checkpoint(resumed, small.data(), 10, &size) == RH_INVALID_ARGUMENT);
+  CHECK(size == -5);
+  CHECK(rh_group_save_checkpoint(resumed, nullptr, 0, nullptr) == RH_INVALID_ARGUMENT);
+  CHECK(rh_group_save_checkpoint_file(resumed, nullptr) == RH_INVALID_ARGUMENT);
+  CHECK(rh_group_load_checkpoint_file(resumed, nullptr) == RH_INVALID_ARGUMENT);
+  CHECK(group_checkpoint(resumed) == kept);
+}
+
+TEST_CASE("group set_state and reset through the C ABI") {
+  const std::int64_t p = 3;
+  Group g(make_config(), 2, p);
+  REQUIRE(group_fit(g, ragged({30, 30}, p, 51), RH_DTYPE_F64) == RH_SUCCESS);
+  const ModelView zero = view(g, 0);
+  Model single(make_config());
+  partial_fit(single, make_data(40, p, 52), RH_DTYPE_F64);
+  Snapshot s = snapshot(single);
+  s.scalars.coefficients = s.coefficients.data();
+  s.scalars.information = s.information.data();
+  s.scalars.score_variance = nullptr;  // no K
+  s.scalars.score_variance_length = 0;
+  REQUIRE_MESSAGE(rh_group_set_state(g, 1, &s.scalars) == RH_SUCCESS, rh_last_error());
+  CHECK(view(g, 1).state.coefficients == s.coefficients);
+  CHECK(view(g, 1).state.diagnostics_status == RH_INVALID_STATE);  // no last batch
+  CHECK(view(g, 0) == zero);
+  // Refused, unchanged: another p, a bad model number, a NULL state.
+  Model wide(make_config());
+  partial_fit(wide, make_data(40, p + 1, 53), RH_DTYPE_F64);
+  Snapshot w = snapshot(wide);
+  w.scalars.coefficients = w.coefficients.data();
+  w.scalars.information = w.information.data();
+  w.scalars.score_variance = nullptr;
+  w.scalars.score_variance_length = 0;
+  const std::vector<ModelView> before = views(g);
+  CHECK(rh_group_set_state(g, 0, &w.scalars) == RH_INVALID_STATE);
+  CHECK(rh_group_set_state(g, 2, &s.scalars) == RH_INVALID_ARGUMENT);
+  CHECK(rh_group_set_state(g, 0, nullptr) == RH_INVALID_ARGUMENT);
+  CHECK(rh_group_reset(g, 2) == RH_INVALID_ARGUMENT);
+  CHECK(views(g) == before);
+  REQUIRE(rh_group_reset(g, 0) == RH_SUCCESS);
+  CHECK(view(g, 0).state.scalars.n_features == 0);
+  CHECK(view(g, 0).state.diagnostics_status == RH_INVALID_STATE);
+  CHECK(view(g, 1) == before[1]);
 }
 
 }  // TEST_SUITE("group")

@@ -362,6 +362,22 @@ RH_API rh_status rh_group_diagnostics(const rh_group* group, int64_t model, rh_d
  * bytes (capacity >= 1). Cleared by the next batch with rows for the model. */
 RH_API rh_status rh_group_model_status(const rh_group* group, int64_t model, rh_status* model_status, char* message,
                                        int64_t capacity) RH_NOEXCEPT;
+/* Replaces its state, as rh_model_set_state (n_features 0 or the group's; a group keeps no K: score_variance must be
+ * NULL or zeros, score_variance_batches 0); its diagnostics and status are cleared. */
+RH_API rh_status rh_group_set_state(rh_group* group, int64_t model, const rh_state* state) RH_NOEXCEPT;
+/* Forgets its stream: the empty state, no diagnostics, no status. */
+RH_API rh_status rh_group_reset(rh_group* group, int64_t model) RH_NOEXCEPT;
+
+/* Group checkpoints: the configuration, dtype, shape and every model's state in one versioned buffer or file (format:
+ * docs/abi.md, "Group checkpoint format"), with the rules of the model checkpoint calls (sizes, temporary file and
+ * rename, links refused, RH_CORRUPT_DATA / RH_VERSION_MISMATCH for a bad checkpoint). A load replaces the group's
+ * configuration, n_models, n_features and states; the space, device and threads stay; the dtype must be the
+ * checkpoint's. Diagnostics and per-model statuses are cleared. */
+RH_API rh_status rh_group_save_checkpoint(const rh_group* group, void* buffer, int64_t capacity,
+                                          int64_t* size) RH_NOEXCEPT;
+RH_API rh_status rh_group_save_checkpoint_file(const rh_group* group, const char* path) RH_NOEXCEPT;
+RH_API rh_status rh_group_load_checkpoint(rh_group* group, const void* data, int64_t size) RH_NOEXCEPT;
+RH_API rh_status rh_group_load_checkpoint_file(rh_group* group, const char* path) RH_NOEXCEPT;
 
 #ifdef __cplusplus
 } /* extern "C" */

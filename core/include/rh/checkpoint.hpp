@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "rh/config.hpp"
+#include "rh/group.hpp"
 #include "rh/regressor.hpp"
 #include "rh/types.hpp"
 
@@ -72,5 +73,34 @@ Checkpoint read_checkpoint_file(const std::string& path);
 // The checkpoint's dtype must be the model's (Errc::invalid_argument otherwise). Transactional.
 void load_checkpoint(Regressor& model, const std::uint8_t* data, std::size_t size);
 void load_checkpoint_file(Regressor& model, const std::string& path);
+
+// Group checkpoints: one file for a whole RegressorGroup (docs/abi.md, "Group checkpoint format"): a header with the
+// group's shape, then each model as a checkpoint of the single-model format above, holding the group's configuration
+// and dtype and that model's state. Its own format version, read as the single-model one is.
+inline constexpr std::uint32_t group_checkpoint_format_version = 1;
+inline constexpr std::uint32_t oldest_group_checkpoint_format_version = 1;
+
+struct GroupCheckpoint {
+  Config config;
+  Dtype dtype = Dtype::f64;
+  std::int64_t n_models = 0, n_features = 0;
+  std::vector<State> states;  // one per model; the empty state for a model never fitted
+};
+
+// Errc::invalid_argument / invalid_state for what encode_checkpoint refuses, a shape that is not a group's, or a state
+// of other than n_features features.
+std::vector<std::uint8_t> encode_group_checkpoint(const GroupCheckpoint& checkpoint);
+// Errc::corrupt_data for anything truncated, altered, oversized or inconsistent (models of differing configurations
+// included), Errc::version_mismatch for another format version (of the group's or of a model's record).
+GroupCheckpoint decode_group_checkpoint(const std::uint8_t* data, std::size_t size);
+GroupCheckpoint read_group_checkpoint_file(const std::string& path);
+
+std::vector<std::uint8_t> save_checkpoint(const RegressorGroup& group);
+void save_checkpoint_file(const RegressorGroup& group, const std::string& path);  // as for a Regressor
+// Replaces the group's configuration, n_models, p and every model's state with the checkpoint's; the group keeps its
+// space and device, and its dtype must be the checkpoint's (Errc::invalid_argument otherwise). Diagnostics and
+// per-model statuses are cleared. Transactional.
+void load_checkpoint(RegressorGroup& group, const std::uint8_t* data, std::size_t size);
+void load_checkpoint_file(RegressorGroup& group, const std::string& path);
 
 }  // namespace rh

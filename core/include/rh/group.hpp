@@ -87,6 +87,10 @@ class RegressorGroup {
   // rows). Cleared by the next batch with rows for m.
   std::optional<Errc> status(std::int64_t m) const;
   const std::string& status_message(std::int64_t m) const;
+  // Replaces its state (validated as Regressor::set_state does; n_features 0 or p; a group keeps no score variance K,
+  // so K must be zeros or absent: Errc::invalid_state otherwise) and clears its diagnostics and status.
+  void set_state(std::int64_t m, const State& state);
+  void reset(std::int64_t m);  // forgets its stream: the empty state, no diagnostics, no status
 
  private:
   void check_model(std::int64_t m, const char* what) const;

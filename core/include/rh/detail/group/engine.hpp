@@ -106,6 +106,21 @@ class GroupEngine final : public GroupEngineBase {
     }
   }
 
+  void import_arrays(long long m, const std::vector<double>& beta, const std::vector<double>& info) override {
+    const auto b_dst = Kokkos::subview(beta_, m, Kokkos::ALL());
+    const auto j_dst = Kokkos::subview(info_, m, Kokkos::ALL(), Kokkos::ALL());
+    auto b = Kokkos::create_mirror_view(b_dst);
+    auto j = Kokkos::create_mirror_view(j_dst);
+    for (long long a = 0; a < q_; ++a) {
+      b(a) = beta.empty() ? S(0) : static_cast<S>(beta[static_cast<size_t>(a)]);
+      for (long long e = 0; e < q_; ++e)
+        j(a, e) = info.empty() ? S(0) : static_cast<S>(info[static_cast<size_t>(a * q_ + e)]);
+    }
+    Kokkos::deep_copy(space_, b_dst, b);
+    Kokkos::deep_copy(space_, j_dst, j);
+    space_.fence();
+  }
+
  private:
   static int team_size() {
     if constexpr (Traits::host) return 1;

@@ -42,6 +42,8 @@ class GroupEngineBase {
   virtual void predict(const GroupBatch& x, void* out) = 0;
   // β and J of model m, in double.
   virtual void export_arrays(long long m, std::vector<double>& beta, std::vector<double>& info) const = 0;
+  // Sets β and J of model m (q and q·q values, already validated for the dtype; empty: zeros).
+  virtual void import_arrays(long long m, const std::vector<double>& beta, const std::vector<double>& info) = 0;
 };
 
 // Defined in backends/registry.cpp: creates the group engine of a compiled space, or throws Errc::unavailable.
