@@ -6,6 +6,9 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <chrono>
+#include <functional>
+#include <thread>
 #include <vector>
 
 #include "abi_test_support.hpp"
@@ -383,6 +386,50 @@ TEST_CASE("group handles: creation refusals, dead and foreign handles") {
   CHECK(rh_group_destroy(h) == RH_INVALID_ARGUMENT);
   CHECK(std::string(rh_group_last_error(h)).find("not a live group handle") != std::string::npos);
   CHECK(std::string(rh_group_last_error(nullptr)).find("NULL") != std::string::npos);
+}
+
+
+TEST_CASE("group calls from several threads run one at a time, and a destroy waits for the call in flight") {
+  const std::int64_t p = 3;
+  rh_group* h = nullptr;
+  const rh_config c = make_config();
+  REQUIRE(rh_group_create(RH_ABI_VERSION, &c, 2, p, &h) == RH_SUCCESS);
+  const Ragged r = ragged({20, 15}, p, 61);
+  std::vector<rh_status> statuses[2];
+  auto feed = [&](std::vector<rh_status>& out, int times) {
+    for (int k = 0; k < times; ++k) {
+      Arrays a;
+      const rh_batch b = make_batch(r.data, RH_DTYPE_F64, a);
+      out.push_back(rh_group_partial_fit(h, &b, r.offsets.data(), 3, nullptr));
+    }
+  };
+  {
+    std::thread t0(feed, std::ref(statuses[0]), 10), t1(feed, std::ref(statuses[1]), 10);
+    t0.join();
+    t1.join();
+  }
+  for (const auto& list : statuses)
+    for (const rh_status s : list) CHECK(s == RH_SUCCESS);
+  rh_state st;
+  RH_STRUCT_INIT(&st);
+  REQUIRE(rh_group_get_state(h, 1, &st) == RH_SUCCESS);
+  CHECK(st.batch_count == 20);
+  CHECK(st.n_samples_seen == 20 * 15);
+  // A destroy while another thread keeps calling: each of its calls either ran whole or found the handle dead.
+  std::vector<rh_status> late;
+  std::thread caller([&] {
+    for (int k = 0; k < 1000; ++k) {
+      Arrays a;
+      const rh_batch b = make_batch(r.data, RH_DTYPE_F64, a);
+      late.push_back(rh_group_partial_fit(h, &b, r.offsets.data(), 3, nullptr));
+      if (late.back() != RH_SUCCESS) break;
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK(rh_group_destroy(h) == RH_SUCCESS);
+  caller.join();
+  for (std::size_t k = 0; k + 1 < late.size(); ++k) CHECK(late[k] == RH_SUCCESS);
+  if (!late.empty() && late.back() != RH_SUCCESS) CHECK(late.back() == RH_INVALID_ARGUMENT);
 }
 
 }  // TEST_SUITE("group")
