@@ -6,6 +6,7 @@ from ._errors import (AllocationFailedError, CorruptDataError, DeviceError, Inte
                       VersionMismatchError)
 from ._lib import load_library
 from .estimator import Diagnostics, RenewableHuberRegressor, State, Summary
+from .group import RegressorGroup
 
 try:  # the distribution's version (the project's); a source checkout on PYTHONPATH has none
     from importlib.metadata import PackageNotFoundError, version
@@ -41,7 +42,7 @@ def memory_limit() -> int:
     return value.value
 
 
-__all__ = ["RenewableHuberRegressor", "Diagnostics", "State", "Summary", "load_library", "compiled_spaces",
+__all__ = ["RenewableHuberRegressor", "RegressorGroup", "Diagnostics", "State", "Summary", "load_library", "compiled_spaces",
            "library_version", "set_memory_limit", "memory_limit", "RenewableHuberError", "InvalidArgumentError", "InvalidStateError", "UnavailableError",
            "AllocationFailedError", "NumericalError", "DeviceError", "CorruptDataError", "VersionMismatchError",
            "InternalError", "LibraryNotFoundError"]

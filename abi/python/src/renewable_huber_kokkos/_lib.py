@@ -125,6 +125,18 @@ _PROTOTYPES = {
     "rh_model_load_checkpoint_file": (_i32, [_model_p, ctypes.c_char_p]),
 }
 
+# Model groups (ABI 1.4): bound when the library has them; RegressorGroup needs them, the estimator does not.
+_GROUP_PROTOTYPES = {
+    "rh_group_create": (_i32, [_u32, ctypes.POINTER(Config), _i64, _i64, ctypes.POINTER(_model_p)]),
+    "rh_group_destroy": (_i32, [_model_p]),
+    "rh_group_get_config": (_i32, [_model_p, ctypes.POINTER(Config)]),
+    "rh_group_partial_fit": (_i32, [_model_p, ctypes.POINTER(Batch), ctypes.POINTER(_i64), _i64, ctypes.POINTER(_i64)]),
+    "rh_group_predict": (_i32, [_model_p, ctypes.POINTER(Batch), ctypes.POINTER(_i64), _i64, ctypes.c_void_p, _i64]),
+    "rh_group_get_state": (_i32, [_model_p, _i64, ctypes.POINTER(State)]),
+    "rh_group_diagnostics": (_i32, [_model_p, _i64, ctypes.POINTER(Diagnostics)]),
+    "rh_group_model_status": (_i32, [_model_p, _i64, ctypes.POINTER(_i32), ctypes.c_char_p, _i64]),
+}
+
 SONAME = f"librenewable_huber.so.{ABI_MAJOR}"
 
 
@@ -145,6 +157,11 @@ class Library:
                                            f"{ABI_MAJOR}.{ABI_MINOR}") from error
             function.restype, function.argtypes = restype, argtypes
             setattr(self, name[3:], function)  # rh_model_fit -> self.model_fit
+        self.has_groups = all(hasattr(self.dll, name) for name in _GROUP_PROTOTYPES)
+        for name, (restype, argtypes) in (_GROUP_PROTOTYPES.items() if self.has_groups else ()):
+            function = getattr(self.dll, name)
+            function.restype, function.argtypes = restype, argtypes
+            setattr(self, name[3:], function)
         version = self.abi_version()
         if version >> 16 != ABI_MAJOR or (version & 0xFFFF) < ABI_MINOR:
             raise VersionMismatchError(f"{path} implements ABI {version >> 16}.{version & 0xFFFF}; this package "
@@ -241,23 +258,41 @@ class Handle:
     __slots__ = ("lib", "value", "__weakref__")
 
     def __init__(self, lib: Library, config: Config) -> None:
+        self._create(lib, lambda out: lib.model_create(ABI_VERSION, ctypes.byref(config), out))
+
+    def _create(self, lib: Library, create) -> None:
         self.lib = lib
         self.value = None
-        model = _model_p()
-        lib.check(lib.model_create(ABI_VERSION, ctypes.byref(config), ctypes.byref(model)))
-        self.value = model
+        value = _model_p()
+        lib.check(create(ctypes.byref(value)))
+        self.value = value
         _live_handles.add(self)
+
+    def _destroy(self, value) -> None:
+        self.lib.model_destroy(value)
 
     def close(self) -> None:
         value, self.value = self.value, None
         if value is not None:
-            self.lib.model_destroy(value)
+            self._destroy(value)
 
     def __del__(self) -> None:
         try:
             self.close()
         except Exception:  # interpreter shutdown: ctypes may already be gone
             pass
+
+
+class GroupHandle(Handle):
+    """Owns one rh_group* (ABI 1.4), with the same lifetime rules as a model's Handle."""
+
+    __slots__ = ()
+
+    def __init__(self, lib: Library, config: Config, n_models: int, n_features: int) -> None:
+        self._create(lib, lambda out: lib.group_create(ABI_VERSION, ctypes.byref(config), n_models, n_features, out))
+
+    def _destroy(self, value) -> None:
+        self.lib.group_destroy(value)
 
 
 @atexit.register

@@ -31,6 +31,11 @@ class Diagnostics:
     lambda_value: float
     bandwidth: float
 
+    @classmethod
+    def of(cls, d: _lib.Diagnostics) -> "Diagnostics":
+        return cls(d.iterations, bool(d.converged), bool(d.used_regularized_fallback), d.objective, d.lambda_value,
+                   d.bandwidth)
+
 
 # Its fields are rh_state's, from the ctypes mirror (_lib.State): the arrays (coefficients; information J, q x q;
 # score_variance K, q x q, zeros without inference), then the scalars.
@@ -38,6 +43,20 @@ State = make_dataclass("State", [(name, np.ndarray) for name in _lib.State.ARRAY
                        frozen=True, namespace={"__module__": __name__})
 State.__doc__ = ("The renewable state (rh_state), float64 whatever the model dtype; the intercept is the last "
                  "coefficient.")
+
+
+def read_state(lib: _lib.Library, get_state) -> State:
+    """A State through get_state(pointer to rh_state) (rh_model_get_state or rh_group_get_state of one model): once
+    for the lengths, once into arrays of them."""
+    st = _lib.State()
+    lib.check(get_state(ctypes.byref(st)))
+    q = int(st.coefficients_length)
+    arrays = {name: np.empty(q if rank == 1 else (q, q)) for name, rank in _lib.State.ARRAY_RANKS.items()}
+    for name, values in arrays.items():
+        setattr(st, name, values.ctypes.data_as(_lib._dptr))
+        setattr(st, f"{name}_length", values.size)
+    lib.check(get_state(ctypes.byref(st)))
+    return State(**arrays, **{name: kind(getattr(st, name)) for name, kind in _lib.State.scalars()})
 
 
 class Summary:
@@ -330,9 +349,7 @@ class RenewableHuberRegressor(RegressorMixin, BaseEstimator):
             self.n_samples_seen_, self.n_batches_ = 0, 0
             if old is not None:
                 old.close()
-        self.diagnostics_ = Diagnostics(diagnostics.iterations, bool(diagnostics.converged),
-                                        bool(diagnostics.used_regularized_fallback), diagnostics.objective,
-                                        diagnostics.lambda_value, diagnostics.bandwidth)
+        self.diagnostics_ = Diagnostics.of(diagnostics)
         self.n_iter_ = diagnostics.iterations
         self.n_samples_seen_ += int(batch.rows)
         self.n_batches_ += 1
@@ -377,16 +394,7 @@ class RenewableHuberRegressor(RegressorMixin, BaseEstimator):
     @property
     def state_(self) -> State:
         handle = self._fitted()
-        lib = handle.lib
-        st = _lib.State()
-        lib.check(lib.model_get_state(handle.value, ctypes.byref(st)))  # the lengths
-        q = int(st.coefficients_length)
-        arrays = {name: np.empty(q if rank == 1 else (q, q)) for name, rank in _lib.State.ARRAY_RANKS.items()}
-        for name, values in arrays.items():
-            setattr(st, name, values.ctypes.data_as(_lib._dptr))
-            setattr(st, f"{name}_length", values.size)
-        lib.check(lib.model_get_state(handle.value, ctypes.byref(st)))
-        return State(**arrays, **{name: kind(getattr(st, name)) for name, kind in _lib.State.scalars()})
+        return read_state(handle.lib, lambda st: handle.lib.model_get_state(handle.value, st))
 
     @property
     def coef_(self) -> np.ndarray:
