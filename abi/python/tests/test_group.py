@@ -162,3 +162,35 @@ def test_device_arrays_are_refused(space):
         group.partial_fit(_FakeDeviceArray(), np.zeros(2), [0, 2, 2, 2, 2, 2])
     with pytest.raises(rk.InvalidArgumentError, match="host memory only"):
         group.predict(_FakeDeviceArray(), [0, 2, 2, 2, 2, 2])
+
+
+def test_reset_and_checkpoints(space, rng, tmp_path):
+    data = model_data(rng)
+    group = make_group(space, "float64", "l1" if "l1" in rk.load_library().penalty_values else "none")
+    X, y, offsets = stacked(data, [0] * MODELS, [40] * MODELS, "float64")
+    group.partial_fit(X, y, offsets)
+    group.reset(3)
+    assert not group.fitted(3) and group.error(3) is None
+    with pytest.raises(rk.InvalidStateError):
+        group.diagnostics(3)
+    states = [group.state(m) for m in range(MODELS)]
+    blob = group.to_bytes()
+    assert group.save(tmp_path / "g.rhck").read_bytes() == blob
+    X2, y2, _ = stacked(data, [40] * MODELS, [40] * MODELS, "float64")
+    assert group.partial_fit(X2, y2, offsets) == MODELS
+    after = [group.state(m) for m in range(MODELS)]
+    for restore in (lambda g: g.load(tmp_path / "g.rhck"), lambda g: g.load_bytes(blob)):
+        other = RegressorGroup(2, P + 1, space=space, tau=2.0)  # another shape and settings: replaced by the load
+        restore(other)
+        assert (other.n_models, other.n_features_in_) == (MODELS, P)
+        assert other.get_params()["tau"] == 1.0 and other.get_params()["penalty"] == group.get_params()["penalty"]
+        assert all(same_state(other.state(m), states[m]) for m in range(MODELS))
+        assert other.to_bytes() == blob
+        assert other.partial_fit(X2, y2, offsets) == MODELS  # the stream goes on as the saved group's did
+        assert all(same_state(other.state(m), after[m]) for m in range(MODELS))
+    broken = bytearray(blob)
+    broken[len(broken) // 2] ^= 0xFF
+    before = group.to_bytes()
+    with pytest.raises(rk.CorruptDataError):
+        group.load_bytes(bytes(broken))
+    assert group.to_bytes() == before

@@ -135,6 +135,13 @@ _GROUP_PROTOTYPES = {
     "rh_group_get_state": (_i32, [_model_p, _i64, ctypes.POINTER(State)]),
     "rh_group_diagnostics": (_i32, [_model_p, _i64, ctypes.POINTER(Diagnostics)]),
     "rh_group_model_status": (_i32, [_model_p, _i64, ctypes.POINTER(_i32), ctypes.c_char_p, _i64]),
+    "rh_group_n_models": (_i32, [_model_p, ctypes.POINTER(_i64)]),
+    "rh_group_n_features": (_i32, [_model_p, ctypes.POINTER(_i64)]),
+    "rh_group_reset": (_i32, [_model_p, _i64]),
+    "rh_group_save_checkpoint": (_i32, [_model_p, ctypes.c_void_p, _i64, ctypes.POINTER(_i64)]),
+    "rh_group_save_checkpoint_file": (_i32, [_model_p, ctypes.c_char_p]),
+    "rh_group_load_checkpoint": (_i32, [_model_p, ctypes.c_void_p, _i64]),
+    "rh_group_load_checkpoint_file": (_i32, [_model_p, ctypes.c_char_p]),
 }
 
 SONAME = f"librenewable_huber.so.{ABI_MAJOR}"

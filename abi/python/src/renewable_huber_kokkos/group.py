@@ -4,6 +4,8 @@ docs/python.md, "Model groups")."""
 from __future__ import annotations
 
 import ctypes
+import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -128,6 +130,45 @@ class RegressorGroup:
     def intercept(self, m: int) -> float:
         state = self.state(m)
         return float(state.coefficients[-1]) if state.fit_intercept and state.n_features else 0.0
+
+    def reset(self, m: int) -> None:
+        """Forgets model m's stream: the empty state, no diagnostics, no error."""
+        self._handle.lib.check(self._handle.lib.group_reset(self._handle.value, int(m)))
+
+    # ---- checkpoints (the library's group checkpoint, docs/abi.md) --------------------------------------------
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Writes the whole group (settings, shape, every model's state) as the library's group checkpoint."""
+        self._handle.lib.check(self._handle.lib.group_save_checkpoint_file(self._handle.value, os.fsencode(path)))
+        return Path(path)
+
+    def to_bytes(self) -> bytes:
+        lib, size = self._handle.lib, ctypes.c_int64()
+        lib.check(lib.group_save_checkpoint(self._handle.value, None, 0, ctypes.byref(size)))
+        buffer = ctypes.create_string_buffer(size.value)
+        lib.check(lib.group_save_checkpoint(self._handle.value, buffer, size.value, ctypes.byref(size)))
+        return buffer.raw[: size.value]
+
+    def load(self, path: str | os.PathLike) -> "RegressorGroup":
+        """Replaces this group by a checkpoint's (its settings, n_models, n_features and states; the space stays, the
+        dtype must be the checkpoint's). On failure the group is left as it was."""
+        return self._adopt(lambda h: h.lib.group_load_checkpoint_file(h.value, os.fsencode(path)))
+
+    def load_bytes(self, data: bytes) -> "RegressorGroup":
+        data = bytes(data)
+        return self._adopt(lambda h: h.lib.group_load_checkpoint(h.value, data, len(data)))
+
+    def _adopt(self, load) -> "RegressorGroup":
+        h = self._handle
+        h.lib.check(load(h))
+        c, n, p = _lib.Config(), ctypes.c_int64(), ctypes.c_int64()
+        for call, out in ((h.lib.group_get_config, c), (h.lib.group_n_models, n), (h.lib.group_n_features, p)):
+            h.lib.check(call(h.value, ctypes.byref(out)))
+        self._settings.set_params(tau=c.tau, lambda_scale=c.lambda_scale, bandwidth_scale=c.bandwidth_scale,
+                                  tol=c.tol, ridge=c.ridge, max_iter=c.max_iter, fit_intercept=bool(c.fit_intercept),
+                                  penalty=h.lib.penalty_names[c.penalty])
+        self.n_models, self.n_features_in_ = n.value, p.value
+        return self
 
     def close(self) -> None:
         """Frees the group now (otherwise with the object, or at exit)."""
