@@ -74,6 +74,8 @@ RegressorGroup::RegressorGroup(Space space, Dtype dtype, const Config& config, s
     throw Error(Errc::allocation_failed,
                 fmt::format("a group of {} models of {} coefficients exceeds the memory limit of {} bytes", n_models,
                             q, memory_limit()));
+  if (device_id < 0) throw Error(Errc::invalid_argument, fmt::format("device id must be >= 0 (got {})", device_id));
+  initialize_runtime();  // as a Regressor does: a group may be the process's first object
   engine_ = guarded("creating the model group", [&] {
     return detail::make_group_engine(space, dtype, device_id, n_models, p, config.fit_intercept);
   });

@@ -233,6 +233,7 @@ TEST_CASE_TEMPLATE_DEFINE("bad groups and bad group batches are refused and chan
   Config c = group_config();
   CHECK(code([&] { RegressorGroup(T::space, T::dtype, c, 0, p); }) == Errc::invalid_argument);
   CHECK(code([&] { RegressorGroup(T::space, T::dtype, c, models, 0); }) == Errc::invalid_argument);
+  CHECK(code([&] { RegressorGroup(T::space, T::dtype, c, models, p, -1); }) == Errc::invalid_argument);  // device id
   CHECK(code([&] { RegressorGroup(T::space, T::dtype, c, models, group_max_coefficients); }) == Errc::invalid_argument);
   CHECK(!code([&] { RegressorGroup(T::space, T::dtype, c, models, group_max_coefficients - 1); }));
   Config l1 = c;
