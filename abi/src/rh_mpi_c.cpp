@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "mpi_spread.hpp"
 #include "rh/rh_mpi.h"
@@ -22,10 +24,43 @@ rh::mpi::Spread& spread_of(Model& m, const char* function) {
   return *m.spread;
 }
 
+// This process's spread models (rh_mpi_model_create), the destroyed ones dropped as they are found.
+std::mutex spread_mutex;
+std::vector<rh_model*> spread_handles;
+
+// The one live spread model of this process, or NULL when it holds none or several.
+rh_model* only_spread_model() {
+  std::lock_guard<std::mutex> lock(spread_mutex);
+  std::vector<rh_model*> live;
+  for (rh_model* h : spread_handles)
+    if (registry().find(h)) live.push_back(h);
+  spread_handles = live;
+  return live.size() == 1 ? live[0] : nullptr;
+}
+
+// body(spread, model) for the spread model of `handle`, a collective call. A process whose handle is no spread
+// model (NULL, destroyed, or a plain model) cannot reach the communicator the others are waiting on; when it holds
+// exactly one spread model, it takes part in that model's call as a failed process, so that every process returns
+// the same status and no model changes (otherwise it can only fail alone: rh/rh_mpi.h).
+template <class F>
+rh_status with_spread_model(const rh_model* handle, const char* function, F&& body) {
+  const std::shared_ptr<Model> given = registry().find(handle);
+  if (!given || !given->spread) {
+    if (rh_model* only = only_spread_model(); only && only != handle)
+      return with_model(only, function, [&](Model& m) {
+        m.spread->collectively([&] {
+          if (!handle) throw Error(Errc::invalid_argument, fmt::format("{}: the model handle is NULL", function));
+          if (!given) not_live(handle);
+          spread_of(*given, function);
+        });
+      });
+  }
+  return with_model(handle, function, [&](Model& m) { body(spread_of(m, function)); });
+}
+
 rh_status update(rh_model* handle, const rh_batch* batch, rh_diagnostics* diagnostics, bool from_empty,
                  const char* function) {
-  return with_model(handle, function, [&](Model& m) {
-    rh::mpi::Spread& spread = spread_of(m, function);
+  return with_spread_model(handle, function, [&](rh::mpi::Spread& spread) {
     rh::Batch b;
     spread.collectively([&] {  // a malformed struct on one process is an error on all
       b = batch_from(batch);
@@ -72,6 +107,8 @@ rh_status rh_mpi_model_create(uint32_t abi_version, const rh_config* config, MPI
       spread->attach(*created->regressor);
       created->spread = spread;
       *model = registry().add(std::move(created));
+      std::lock_guard<std::mutex> lock(spread_mutex);
+      spread_handles.push_back(*model);
     });
   });
 }
@@ -85,8 +122,7 @@ rh_status rh_mpi_model_fit(rh_model* model, const rh_batch* batch, rh_diagnostic
 }
 
 rh_status rh_mpi_model_save_checkpoint_file(const rh_model* model, const char* path) noexcept {
-  return with_model(model, "rh_mpi_model_save_checkpoint_file", [&](Model& m) {
-    rh::mpi::Spread& spread = spread_of(m, "rh_mpi_model_save_checkpoint_file");
+  return with_spread_model(model, "rh_mpi_model_save_checkpoint_file", [&](rh::mpi::Spread& spread) {
     spread.collectively([&] {
       if (!path) throw Error(Errc::invalid_argument, "path is a NULL pointer");
     });
@@ -95,8 +131,7 @@ rh_status rh_mpi_model_save_checkpoint_file(const rh_model* model, const char* p
 }
 
 rh_status rh_mpi_model_load_checkpoint_file(rh_model* model, const char* path) noexcept {
-  return with_model(model, "rh_mpi_model_load_checkpoint_file", [&](Model& m) {
-    rh::mpi::Spread& spread = spread_of(m, "rh_mpi_model_load_checkpoint_file");
+  return with_spread_model(model, "rh_mpi_model_load_checkpoint_file", [&](rh::mpi::Spread& spread) {
     spread.collectively([&] {
       if (!path) throw Error(Errc::invalid_argument, "path is a NULL pointer");
     });

@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -92,6 +93,8 @@ class Spread::Exchange final : public detail::ChunkExchange {
     weights_ = weights;
     dtype_ = dtype;
     in_batch_ = true;
+    held_ = false;
+    waiting_.clear();
   }
 
   void end() { in_batch_ = false; }
@@ -189,7 +192,49 @@ class Spread::Exchange final : public detail::ChunkExchange {
     return out;
   }
 
-  void share(void* values, std::size_t per_chunk, std::size_t offset, std::size_t length) override {
+  void share(void* values, std::size_t per_chunk, std::size_t offset, std::size_t length,
+             std::function<void()> then) override {
+    if (held_) {
+      waiting_.push_back(Waiting{static_cast<char*>(values), per_chunk, offset, length, std::move(then)});
+      return;
+    }
+    share_now(values, per_chunk, offset, length);
+    if (then) then();
+  }
+
+  void hold() override { held_ = true; }
+
+  // Every waiting share in one MPI_Allgatherv: of each chunk, the parts of every share side by side.
+  void flush() override {
+    held_ = false;
+    std::vector<Waiting> shares = std::move(waiting_);
+    waiting_.clear();
+    if (shares.size() == 1) {
+      share_now(shares[0].values, shares[0].per_chunk, shares[0].offset, shares[0].length);
+    } else if (size_ > 1 && !shares.empty()) {
+      std::size_t element = 0;  // bytes of one chunk's parts
+      for (const Waiting& w : shares) element += w.length;
+      const long long chunks = first_.back() + own_.back();
+      packed_.resize(static_cast<std::size_t>(chunks) * element);
+      const auto each_part = [&](long long c, auto&& f) {
+        char* at = packed_.data() + static_cast<std::size_t>(c) * element;
+        for (const Waiting& w : shares) {
+          f(at, w.values + static_cast<std::size_t>(c) * w.per_chunk + w.offset, w.length);
+          at += w.length;
+        }
+      };
+      for (long long c = first_[rank_]; c < first_[rank_] + own_[rank_]; ++c)
+        each_part(c, [](char* to, const char* from, std::size_t n) { std::memcpy(to, from, n); });
+      share_now(packed_.data(), element, 0, element);
+      for (long long c = 0; c < chunks; ++c)
+        if (c < first_[rank_] || c >= first_[rank_] + own_[rank_])
+          each_part(c, [](const char* from, char* to, std::size_t n) { std::memcpy(to, from, n); });
+    }
+    for (const Waiting& w : shares)
+      if (w.then) w.then();
+  }
+
+  void share_now(void* values, std::size_t per_chunk, std::size_t offset, std::size_t length) {
     if (size_ == 1) return;
     // One element per chunk: its `length` bytes, the next element per_chunk bytes on.
     MPI_Datatype part, chunk;
@@ -259,6 +304,15 @@ class Spread::Exchange final : public detail::ChunkExchange {
   bool in_batch_ = false;  // between begin() and end(): an update of the spread calls
   Dtype dtype_ = Dtype::f64;
   std::vector<char> x_, y_, w_;  // this process's chunks' rows, when they are not its own rows
+  // Shares asked for between hold() and flush().
+  struct Waiting {
+    char* values;
+    std::size_t per_chunk, offset, length;
+    std::function<void()> then;
+  };
+  bool held_ = false;
+  std::vector<Waiting> waiting_;
+  std::vector<char> packed_;  // every chunk's parts of the waiting shares
 };
 
 Spread::Spread(MPI_Comm user) {

@@ -1,6 +1,8 @@
 /* rh_mpi.h from C, under mpirun: a stream of three batches spread over the processes (uneven, process 1 empty in
  * the second batch) gives the checkpoint bytes, to the bit, of a plain model fed every row on this process; the plain
- * update call is refused on a spread model with the same status everywhere; the checkpoint file round trip.
+ * update call is refused on a spread model with the same status everywhere; a bad handle (NULL, or a plain model) on
+ * the last process only is the same status on every process, without a deadlock, and no model changes; the
+ * checkpoint file round trip.
  * Prints "rh_mpi_c_abi: N processes passed" on process 0; exits 1 on any failure.
  *
  * usage: rh_mpi_c_abi SPACE DIR */
@@ -60,6 +62,15 @@ static int64_t checkpoint(rh_model* m, unsigned char* out, int64_t capacity) {
   return n;
 }
 
+/* Every process got `want`. */
+static void same_status_everywhere(rh_status got, rh_status want) {
+  int mine = (int)got, lowest = 0, highest = 0;
+  EXPECT(got == want);
+  MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&mine, &highest, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT(lowest == highest);
+}
+
 int main(int argc, char** argv) {
   int provided = 0, k;
   static unsigned char a[1 << 16], b[1 << 16];
@@ -100,6 +111,26 @@ int main(int argc, char** argv) {
     }
   }
   snprintf(path, sizeof path, "%s/c_abi_%d_%s.rhc", argv[2], size, argv[1]);
+  if (size > 1) {
+    /* The last process passes a bad handle, the others the spread model (this process's only one). */
+    rh_model* bad[2];
+    int which;
+    bad[0] = NULL;
+    bad[1] = plain;
+    for (which = 0; which < 2; ++which) {
+      rh_model* mine_model = rank == size - 1 ? bad[which] : spread;
+      rh_batch some = rows_of(0, 50);
+      same_status_everywhere(rh_mpi_model_partial_fit(mine_model, &some, NULL), RH_INVALID_ARGUMENT);
+      same_status_everywhere(rh_mpi_model_fit(mine_model, &some, NULL), RH_INVALID_ARGUMENT);
+      same_status_everywhere(rh_mpi_model_save_checkpoint_file(mine_model, path), RH_INVALID_ARGUMENT);
+      same_status_everywhere(rh_mpi_model_load_checkpoint_file(mine_model, path), RH_INVALID_ARGUMENT);
+      if (rank != size - 1) EXPECT(strstr(rh_last_error(), which == 0 ? "handle is NULL" : "not created by") != NULL);
+      {
+        const int64_t na = checkpoint(plain, a, sizeof a), nb = checkpoint(spread, b, sizeof b);
+        EXPECT(na == nb && memcmp(a, b, (size_t)na) == 0); /* unchanged */
+      }
+    }
+  }
   EXPECT(rh_mpi_model_save_checkpoint_file(spread, path) == RH_SUCCESS);
   EXPECT(rh_mpi_model_create(RH_ABI_VERSION, &c, MPI_Comm_c2f(MPI_COMM_WORLD), &resumed) == RH_SUCCESS);
   EXPECT(rh_mpi_model_load_checkpoint_file(resumed, path) == RH_SUCCESS);

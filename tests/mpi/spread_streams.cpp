@@ -8,6 +8,9 @@
 //                                           every model unchanged
 //   rh_mpi_tests SPACE checkpoint DIR       process 0 writes after half a stream; every communicator of 1..size
 //                                           processes loads it and finishes the stream: the same bits
+//   rh_mpi_tests SPACE exchanges CORPUS...  the MPI collectives of each batch (counted through MPI's profiling
+//                                           interface): one MPI_Allgatherv per Newton iteration on a stream whose
+//                                           steps are full Newton steps, and the totals over every corpus
 // Prints one summary line per process; exits 1 when anything differed.
 #include <fmt/format.h>
 #include <mpi.h>
@@ -17,6 +20,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -27,6 +31,37 @@
 #include "rh/mpi.hpp"
 
 using nlohmann::json;
+
+// The library's MPI collectives, counted through MPI's profiling interface (these definitions take the place of
+// the MPI library's; each calls its PMPI_ twin).
+struct Collectives {
+  long long allgatherv = 0;  // the passes' chunk exchanges (one per exchange)
+  long long other = 0;       // MPI_Allgather, MPI_Allreduce, MPI_Alltoallv: the per-batch agreements and counts
+};
+Collectives counted;
+
+extern "C" {
+int MPI_Allgatherv(const void* send, int send_count, MPI_Datatype send_type, void* recv, const int recv_counts[],
+                   const int displs[], MPI_Datatype recv_type, MPI_Comm comm) {
+  ++counted.allgatherv;
+  return PMPI_Allgatherv(send, send_count, send_type, recv, recv_counts, displs, recv_type, comm);
+}
+int MPI_Allgather(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,
+                  MPI_Datatype recv_type, MPI_Comm comm) {
+  ++counted.other;
+  return PMPI_Allgather(send, send_count, send_type, recv, recv_count, recv_type, comm);
+}
+int MPI_Allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  ++counted.other;
+  return PMPI_Allreduce(send, recv, count, type, op, comm);
+}
+int MPI_Alltoallv(const void* send, const int send_counts[], const int send_displs[], MPI_Datatype send_type,
+                  void* recv, const int recv_counts[], const int recv_displs[], MPI_Datatype recv_type,
+                  MPI_Comm comm) {
+  ++counted.other;
+  return PMPI_Alltoallv(send, send_counts, send_displs, send_type, recv, recv_counts, recv_displs, recv_type, comm);
+}
+}  // extern "C"
 
 namespace {
 
@@ -311,6 +346,86 @@ void checkpoint(rh::Space space, const std::string& dir) {
   }
 }
 
+// The collectives of one spread batch, and its Newton iterations.
+struct BatchTraffic {
+  Collectives calls;
+  int iterations = 0;
+};
+BatchTraffic traffic_of(rh::mpi::Regressor& model, const rh::Batch& mine) {
+  const Collectives before = counted;
+  BatchTraffic t;
+  t.iterations = model.partial_fit(mine).iterations;
+  t.calls.allgatherv = counted.allgatherv - before.allgatherv;
+  t.calls.other = counted.other - before.other;
+  return t;
+}
+
+void exchanges(rh::Space space, const std::vector<std::string>& files) {
+  if (size == 1) {  // one process exchanges nothing (no MPI call)
+    if (rank == 0) std::printf("exchanges: one process, nothing to count\n");
+    return;
+  }
+  // One Newton iteration per batch (max_iter 1), unweighted, without inference, from the third batch on (the first
+  // two, from far away, take shorter steps: not counted), where the step is a full one, t = 1, decided by the line
+  // search: the evaluation at the start carries the first Gram, the iteration's one exchange its line
+  // search's sums with the Gram and gradient at the full step, and the commit needs none: 2 per batch (4 before
+  // the exchanges were fused). Then the default configuration, whose last iteration's steps are within rounding of
+  // F_b and evaluated directly (one fetch more), printed.
+  for (const int max_iter : {1, 100}) {
+    rh::Config config;
+    config.max_iter = max_iter;
+    rh::mpi::Regressor model(MPI_COMM_WORLD, space, rh::Dtype::f64, config);
+    for (unsigned b = 0; b < 6; ++b) {
+      const Rows<double> all = synthetic(1500 + 211 * b, 6, 300 + b, false);
+      const std::vector<long long> at = cuts(all.n, b);
+      const BatchTraffic t = traffic_of(model, all.slice(at[rank], at[rank + 1], false).batch());
+      if (max_iter == 1 && b >= 2)
+        expect(t.iterations == 1 && t.calls.allgatherv == 2,
+               fmt::format("synthetic batch {}: {} chunk exchanges for {} Newton iteration (want 2)", b + 1,
+                           t.calls.allgatherv, t.iterations));
+      if (rank == 0)
+        std::printf("exchanges: synthetic batch %u (max_iter %d): %d iterations, %lld MPI_Allgatherv, %lld other "
+                    "collectives\n",
+                    b + 1, max_iter, t.iterations, t.calls.allgatherv, t.calls.other);
+    }
+  }
+  // Every corpus: the totals by penalty (the counts depend on the steps each batch takes).
+  struct Totals {
+    long long batches = 0, iterations = 0, gathers = 0, others = 0;
+  };
+  std::map<std::string, Totals> totals;
+  for (const auto& path : files) {
+    std::ifstream in(path);
+    const json doc = json::parse(in);
+    for (const auto& c : doc.at("cases")) {
+      if (c.at("config").at("dtype").get<std::string>() != "float64") continue;
+      rh::Config config = rh::golden::config_from(c.at("config"));
+      const auto& states = c.at("expected").at("states");
+      config.inference = !states.empty() && states[0].contains("score_variance");
+      rh::mpi::Regressor model(MPI_COMM_WORLD, space, rh::Dtype::f64, config);
+      Totals& sum = totals[c.at("config").value("penalty", std::string("none"))];
+      const auto& list = c.at("batches");
+      for (size_t b = 0; b < list.size(); ++b) {
+        const Rows<double> all = rows_of<double>(list[b]);
+        const std::vector<long long> at = cuts(all.n, b);
+        const BatchTraffic t = traffic_of(model, all.slice(at[rank], at[rank + 1], false).batch());
+        ++sum.batches;
+        sum.iterations += t.iterations;
+        sum.gathers += t.calls.allgatherv;
+        sum.others += t.calls.other;
+      }
+    }
+  }
+  for (const auto& [penalty, t] : totals)
+    if (rank == 0)
+      std::printf("exchanges: corpora, float64, penalty %s: %lld batches, %lld iterations, %lld MPI_Allgatherv "
+                  "(%.3f per iteration, %.2f per batch), %lld other collectives (%.2f per batch)\n",
+                  penalty.c_str(), t.batches, t.iterations, t.gathers,
+                  static_cast<double>(t.gathers) / static_cast<double>(t.iterations),
+                  static_cast<double>(t.gathers) / static_cast<double>(t.batches), t.others,
+                  static_cast<double>(t.others) / static_cast<double>(t.batches));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -319,13 +434,17 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int status = 0;
   try {
-    if (argc < 3) throw std::runtime_error("usage: rh_mpi_tests SPACE streams CORPUS... | bad-input | checkpoint DIR");
+    if (argc < 3)
+      throw std::runtime_error(
+          "usage: rh_mpi_tests SPACE streams CORPUS... | exchanges CORPUS... | bad-input | checkpoint DIR");
     const std::string space_name = argv[1], mode = argv[2];
     const rh::Space space = rh::space_from_name(space_name);  // throws for a name it does not know
     if (mode == "streams")
       streams(space, std::vector<std::string>(argv + 3, argv + argc));
     else if (mode == "bad-input")
       bad_input(space);
+    else if (mode == "exchanges")
+      exchanges(space, std::vector<std::string>(argv + 3, argv + argc));
     else if (mode == "checkpoint" && argc > 3)
       checkpoint(space, argv[3]);
     else

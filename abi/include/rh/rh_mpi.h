@@ -4,9 +4,12 @@
  *
  * Every call below is collective over the model's communicator: each process makes it, in the same order, and gets
  * the same status (an error on any process is an error on all, and then every process's model is as it was). A
- * spread model takes its batches only through rh_mpi_model_partial_fit / rh_mpi_model_fit (rh_model_partial_fit
- * and rh_model_fit answer RH_INVALID_STATE); every other rh_model_* call works on the process's own copy of the
- * state, the same on every process, without communication. rh_model_destroy frees the model's duplicate of the
+ * process whose handle is bad (NULL, destroyed, or not a spread model) while the others pass theirs fails with
+ * them when it holds exactly one spread model; holding several, it cannot tell which call the others make, and it
+ * fails alone while they wait (docs/scale-out.md, "Guarantees"). A spread model takes its batches only through
+ * rh_mpi_model_partial_fit / rh_mpi_model_fit (rh_model_partial_fit and rh_model_fit answer RH_INVALID_STATE);
+ * every other rh_model_* call works on the process's own copy of the state, the same on every process, without
+ * communication. rh_model_destroy frees the model's duplicate of the
  * communicator (MPI_Comm_free): call it on every process, before MPI_Finalize.
  *
  * Threads: with Kokkos 3.4 (and CUDA) the library makes every call of a model on its own runtime thread, so MPI

@@ -4,6 +4,7 @@
 // interface is MPI-free: the MPI library (rh/mpi.hpp) implements it; the engine and the passes only call it.
 #pragma once
 #include <cstddef>
+#include <functional>
 
 #include "rh/error.hpp"
 #include "rh/types.hpp"
@@ -23,8 +24,14 @@ class ChunkExchange {
   // chunk reaches into). The returned batch's arrays live until the next call.
   virtual Batch own_rows(const Batch& local, Chunks& chunks) = 0;
   // Collective: every process's chunks [first, first + own) of the array `values` (per_chunk bytes each, chunk c
-  // at values + c·per_chunk) into every process's array: of each chunk, the `length` bytes from byte `offset`.
-  virtual void share(void* values, std::size_t per_chunk, std::size_t offset, std::size_t length) = 0;
+  // at values + c·per_chunk) into every process's array: of each chunk, the `length` bytes from byte `offset`;
+  // then `then` (when given) runs. Between hold() and flush() a share waits: flush() makes every waiting share in
+  // one exchange, then runs their `then`s in the order the shares were asked for. So the passes of one step of the
+  // solver that need nothing from each other (docs/scale-out.md) cross processes once.
+  virtual void share(void* values, std::size_t per_chunk, std::size_t offset, std::size_t length,
+                     std::function<void()> then) = 0;
+  virtual void hold() = 0;
+  virtual void flush() = 0;  // collective
   // Collective: values[i] ← the sum of every process's values[i] (counts: exact in double below 2^53).
   virtual void sum(double* values, int count) = 0;
   // Collective: when any process passes an error, every process throws the first (lowest rank) failed process's

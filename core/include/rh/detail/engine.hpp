@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <functional>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -32,6 +33,7 @@ class Engine final : public EngineBase {
   using Vector = typename Passes::Vector;
   using Matrix = typename Passes::Matrix;
   using Partial = typename Passes::Partial;
+  using DoubleVector = typename Passes::DoubleVector;
   using Status = typename Passes::Status;
   template <class Penalty>
   using PenaltyPasses = detail::PenaltyPasses<Traits, S, Penalty>;
@@ -98,6 +100,7 @@ class Engine final : public EngineBase {
       std::optional<Error> failed;
       try {
         prepare_work(batch.x.rows, q);
+        reserve_full_step();
       } catch (const Error& e) {
         failed = e;
       } catch (const std::exception& e) {
@@ -289,6 +292,7 @@ class Engine final : public EngineBase {
         e_.gram_rows_.reset(own, e_.chunks_.count);
       });
       e_.gram_state_ = GramState::stale;
+      e_.full_step_.ready = false;
       scratch().j_delta_valid = false;  // J is this batch's now
     }
     // True once a checkpoint (evaluate, newton_system, line_search) found the batch's threads stalled: every
@@ -298,8 +302,24 @@ class Engine final : public EngineBase {
     // its data gradient for the next assemble(false).
     Evaluation<Penalty> evaluate(bool gradient = false) {
       if (e_.placement_.stalled()) return {};
+      e_.full_step_.ready = false;  // the row weights move to the candidate
       return evaluation_of(passes_.evaluate(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, scratch(),
                                             gradient ? &e_.partial_ : nullptr),
+                           bs_);
+    }
+    // evaluate(), the first of a Newton solve, whose Newton system comes next: spread over processes, the Gram
+    // and gradient there are formed from the evaluation's row weights and cross processes in its exchange
+    // (newton_system then only assembles); on one process, evaluate().
+    Evaluation<Penalty> evaluate_before_system() {
+      if (!e_.exchange_ || e_.placement_.stalled()) return evaluate();
+      e_.full_step_.ready = false;
+      const auto gram = [&] {
+        run_.gram_gradient(e_.rows_, e_.chunks_, true, e_.partial_, true,
+                           e_.gram_state_ == GramState::stale ? nullptr : &e_.gram_rows_);
+        e_.gram_state_ = GramState::current;
+      };
+      return evaluation_of(passes_.evaluate(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, scratch(), nullptr,
+                                            true, gram),
                            bs_);
     }
     // F_b at β itself (after a rejected candidate, so that the row weights are β's again).
@@ -313,10 +333,13 @@ class Engine final : public EngineBase {
     }
     // The Newton system at β: its Gram from every row (first iteration of a batch) or the last one plus the
     // curvature changes of the accepted step (the delta Gram), the data gradient, then H and g.
+    // (Spread over processes, the Gram at β is often current already: formed beside the evaluation at the start
+    // or the line search that chose a full step.)
     void newton_system() {
       if (e_.placement_.stalled()) return;
-      run_.gram_gradient(e_.rows_, e_.chunks_, true, e_.partial_, true,
-                         e_.gram_state_ == GramState::stale ? nullptr : &e_.gram_rows_);
+      if (e_.gram_state_ != GramState::current)
+        run_.gram_gradient(e_.rows_, e_.chunks_, true, e_.partial_, true,
+                           e_.gram_state_ == GramState::stale ? nullptr : &e_.gram_rows_);
       e_.gram_state_ = GramState::current;
       assemble(true);
     }
@@ -337,10 +360,18 @@ class Engine final : public EngineBase {
       ++e_.solve_counts_.min_norm;
     }
     // Every step β − t·d priced from one pass, the first acceptable one chosen and written to the candidate.
+    // Spread over processes, the full step t = 1 is taken ahead on the row side, with the Gram and gradient
+    // there, and those partials cross processes with the line search's sums: when the full step is accepted the
+    // next Newton system needs no exchange of its own (one per iteration); otherwise they are dropped.
     LineSearch line_search() {
       if (e_.placement_.stalled()) return {};  // no step accepted
+      std::function<void()> full_step;
+      if (e_.exchange_) full_step = [&] { e_.take_full_step_ahead(run_, bs_); };
       const LineSearch ls =
-          run_.line_search(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, e_.line_search_);
+          run_.line_search(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, e_.line_search_, full_step);
+      undecided_ = ls.undecided;
+      fetched_first_ = 0;
+      fetched_last_ = -1;
       if (solve_pending_) {  // the first line search after a factor_solve brings its report
         solve_pending_ = false;
         ++(ls.solve_method == solve_by_cholesky ? e_.solve_counts_.cholesky : e_.solve_counts_.lu);
@@ -349,11 +380,18 @@ class Engine final : public EngineBase {
     }
     // F_b at β − t·d evaluated directly (a pass over X at the candidate, which it leaves in cand), for the
     // steps a line search leaves undecided; the row weights stay β's.
+    // Spread over processes, the row passes of these direct evaluations are made ahead, several to an exchange
+    // (fetch): F_b(β) with the first undecided step, then twice as many steps each time the last fetch is spent.
     Evaluation<Penalty> evaluate_step(int step) {
       if (stopped()) return {};
+      if (e_.exchange_ && (step < fetched_first_ || step > fetched_last_)) {
+        const int count = std::max(1, 2 * (fetched_last_ - fetched_first_ + 1));
+        fetch(false, step, std::min(step + count - 1, line_search_steps - 1));
+      }
       LineSearch ls;
       ls.step = step;
       run_.candidate(e_.coef_, e_.coef_.dir, static_cast<S>(ls.t()), S(0), bs_.penalized);
+      if (e_.exchange_) return fetched(1 + step);
       return evaluate_keeping_weights();
     }
     // F_b at β by the same direct pass as evaluate_step, the row weights untouched: what the undecided steps are
@@ -363,13 +401,22 @@ class Engine final : public EngineBase {
     // can exceed a tiny step's change and reject every step.
     Evaluation<Penalty> evaluate_unmoved() {
       if (stopped()) return {};
+      if (e_.exchange_ && undecided_ >= 0) fetch(true, undecided_, undecided_);
       Kokkos::deep_copy(run_.space(), e_.coef_.cand, e_.coef_.cur);
+      if (e_.exchange_ && undecided_ >= 0) return fetched(0);
       return evaluate_keeping_weights();
     }
     // β ← the accepted candidate β − t·d (in cand), with its row weights; the Gram now lags by this step's
     // curvature changes.
     void accept_step(int step) {
       if (stopped()) return;
+      if (step == 0 && e_.full_step_.ready) {  // taken ahead: the same row weights and Gram, already exchanged
+        e_.adopt_full_step();
+        accept();
+        e_.gram_state_ = GramState::current;
+        return;
+      }
+      e_.full_step_.ready = false;
       LineSearch ls;
       ls.step = step;
       run_.accept_step(e_.rows_, e_.chunks_, bs_, ls, e_.gram_rows_);
@@ -393,12 +440,45 @@ class Engine final : public EngineBase {
     typename PenaltyPasses<Penalty>::Scratch& scratch() {
       return std::get<typename PenaltyPasses<Penalty>::Scratch>(e_.evaluation_scratch_);  // shared by both runs
     }
+    // Spread over processes: the chunk losses of the direct evaluations of F_b(β) (slot 0, with `unmoved`) and of
+    // steps first … last (slot 1 + k) in one exchange; each is finished when the solver asks for it.
+    void fetch(bool unmoved, int first, int last) {
+      auto& slots = e_.fetched_losses_;
+      slots.resize(1 + line_search_steps);
+      const auto slot = [&](int i) -> const DoubleVector& {
+        if (static_cast<long long>(slots[i].extent(0)) < e_.chunks_.count)
+          slots[i] = DoubleVector(run_.uninitialized("rh::fetched_losses"), e_.chunks_.count);
+        return slots[i];
+      };
+      e_.exchange_->hold();
+      if (unmoved) {
+        Kokkos::deep_copy(run_.space(), e_.coef_.cand, e_.coef_.cur);
+        passes_.losses(e_.rows_, e_.chunks_, bs_, e_.coef_, slot(0));
+      }
+      for (int k = first; k <= last; ++k) {
+        LineSearch ls;
+        ls.step = k;
+        run_.candidate(e_.coef_, e_.coef_.dir, static_cast<S>(ls.t()), S(0), bs_.penalized);
+        passes_.losses(e_.rows_, e_.chunks_, bs_, e_.coef_, slot(1 + k));
+      }
+      e_.exchange_->flush();
+      fetched_first_ = first;
+      fetched_last_ = last;
+    }
+    // F_b at the candidate from the losses fetched into slot i.
+    Evaluation<Penalty> fetched(int i) {
+      return evaluation_of(passes_.finish(e_.chunks_, bs_, e_.coef_, e_.solve_status_, scratch(),
+                                          e_.fetched_losses_[i]),
+                           bs_);
+    }
 
     Engine& e_;
     const Run& run_;  // the passes the batch runs on
     const BatchScalars& bs_;
     detail::PenaltyPasses<typename Run::traits, S, Penalty> passes_;
     bool solve_pending_ = false;  // a factor_solve whose report no evaluation has read yet
+    int undecided_ = -1;  // the last line search's first undecided step
+    int fetched_first_ = 0, fetched_last_ = -1;  // the steps whose losses fetch() brought (none: last < first)
   };
 
   // What partial_ holds of the Gram at the current β (docs/method.md §4 and §7).
@@ -417,6 +497,51 @@ class Engine final : public EngineBase {
       case GramState::pending: run.gram_gradient(rows_, chunks_, true, partial_, false, &gram_rows_); break;
       case GramState::stale: run.gram_gradient(rows_, chunks_, true, partial_, false); break;
     }
+  }
+
+  // Spread over processes: the row side of the full Newton step t = 1 (AcceptStep on copies of r, c and the
+  // chunks' ages) and the Gram and gradient there (from a copy of this process's partials at β), as accept_step
+  // and the next newton_system would form them; their shares wait for the line search's exchange.
+  template <class Run>
+  void take_full_step_ahead(const Run& run, const BatchScalars& bs) {
+    const long long n = rows_.x.extent(0);
+    const auto first = Kokkos::make_pair(0LL, n);
+    FullStep& f = full_step_;
+    run.copy(Kokkos::subview(f.rows.r, first), Kokkos::subview(rows_.r, first));
+    run.copy(Kokkos::subview(f.rows.c, first), Kokkos::subview(rows_.c, first));
+    if (f.gram_rows.age.extent(0) != gram_rows_.age.extent(0)) {
+      using ChunkInts = typename Passes::ChunkInts;
+      f.gram_rows.count = ChunkInts(run.uninitialized("rh::full_step_count"), gram_rows_.count.extent(0));
+      f.gram_rows.age = ChunkInts(run.uninitialized("rh::full_step_age"), gram_rows_.age.extent(0));
+    }
+    run.copy(f.gram_rows.age, gram_rows_.age);
+    typename Passes::Rows ahead = rows_;
+    ahead.r = f.rows.r;
+    ahead.s = f.rows.s;
+    ahead.c = f.rows.c;
+    ahead.dc = f.rows.dc;
+    ahead.changed = f.rows.changed;
+    LineSearch full;
+    full.step = 0;  // t = 1
+    run.accept_step(ahead, chunks_, bs, full, f.gram_rows);
+    run.reserve_partial(f.partial, chunks_, q_);
+    const long long per_chunk = q_ * q_ + q_;
+    run.copy(chunks_.window(f.partial, per_chunk), chunks_.window(partial_, per_chunk));
+    run.gram_gradient(ahead, chunks_, true, f.partial, true, &f.gram_rows);
+    f.ready = true;
+  }
+  // The full step taken ahead becomes the row side and the Gram at β.
+  void adopt_full_step() {
+    FullStep& f = full_step_;
+    std::swap(rows_.r, f.rows.r);
+    std::swap(rows_.s, f.rows.s);
+    std::swap(rows_.c, f.rows.c);
+    std::swap(rows_.dc, f.rows.dc);
+    std::swap(rows_.changed, f.rows.changed);
+    std::swap(gram_rows_.count, f.gram_rows.count);
+    std::swap(gram_rows_.age, f.gram_rows.age);
+    std::swap(partial_, f.partial);
+    f.ready = false;
   }
 
   // Checks that the views for n rows of q coefficients fit (require_memory) before anything is allocated.
@@ -467,6 +592,22 @@ class Engine final : public EngineBase {
       q_ = q;
     }
     reserve_rows(n);
+  }
+
+  // Spread over processes: the row views of the full step taken ahead, as many rows as the row workspace (in
+  // the update's collectively agreed allocation, so that no process fails alone later).
+  void reserve_full_step() {
+    const auto& alloc = calling_thread_passes();
+    const long long rows = static_cast<long long>(rows_.y.extent(0));
+    if (static_cast<long long>(full_step_.rows.r.extent(0)) == rows) return;
+    typename Passes::Rows ahead;
+    ahead.r = Vector(alloc.uninitialized("rh::full_step_residuals"), rows);
+    ahead.s = Vector(alloc.uninitialized("rh::full_step_score_weights"), rows);
+    ahead.c = Vector(alloc.uninitialized("rh::full_step_curvature_weights"), rows);
+    ahead.dc = Vector(alloc.uninitialized("rh::full_step_curvature_changes"), rows);
+    ahead.changed = typename Passes::Index(alloc.uninitialized("rh::full_step_changed_rows"), rows);
+    full_step_.rows = std::move(ahead);
+    full_step_.ready = false;
   }
 
   // Grows the row workspace to n rows (it never shrinks, so a steady stream allocates nothing); all or nothing.
@@ -580,6 +721,14 @@ class Engine final : public EngineBase {
   Partial partial_;
   GramState gram_state_ = GramState::stale;
   typename Passes::GramRows gram_rows_;
+  // Spread over processes: the full Newton step taken ahead by the last line search (take_full_step_ahead).
+  struct FullStep {
+    typename Passes::Rows rows;  // r, s, c, dc, changed at β − d
+    typename Passes::GramRows gram_rows;
+    Partial partial;  // the Gram and gradient at β − d, every process's chunks
+    bool ready = false;  // of the last line search's direction, the row weights at β unchanged since
+  } full_step_;
+  std::vector<DoubleVector> fetched_losses_;  // Solve::fetch's chunk losses, one view per slot
   typename Passes::LineSearchScratch line_search_;
   Status solve_status_;
   SolveCounts solve_counts_;

@@ -19,6 +19,7 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 #include <cmath>
+#include <functional>
 #include <string>
 
 #include "rh/detail/chunk_exchange.hpp"
@@ -398,8 +399,11 @@ class Passes {
   // 5. The Newton line search (docs/method.md §5) from one pass over X: every step t = 2⁻ᵏ of d = coef.dir from
   // coef.cur is priced, the first with F_b(β − t·d) ≤ F_b(β) accepted on the space and written to coef.cand;
   // rows.r and rows.u are left for accept_step. One readback (with the status of the last factor_solve).
+  // `alongside` (when given) runs after the row pass, before the sums are combined: more passes over this process's
+  // chunks, whose partials cross processes in the line search's one exchange (a spread batch).
   LineSearch line_search(const Rows& rows, const Chunks& chunks, const BatchScalars& bs, const Coefficients& coef,
-                         const Status& solve_status, LineSearchScratch& scratch) const;
+                         const Status& solve_status, LineSearchScratch& scratch,
+                         const std::function<void()>& alongside = nullptr) const;
   // The accepted step on the row side: r += t·u, s and c there, Δc, the changed rows and each chunk's choice of
   // rows for the next delta Gram.
   void accept_step(const Rows& rows, const Chunks& chunks, const BatchScalars& bs, const LineSearch& step,
@@ -483,12 +487,24 @@ class PenaltyPasses {
                 const BatchScalars& bs, const Matrix& hessian, const Scratch* last = nullptr) const;
   // 5. F_b's sums at coef.cand (with the status of the last factor_solve); rows.s, rows.c ← its row weights
   // (unless row_weights is false). With `gradient`, the same pass writes the per-chunk Σ s_i x_i at the candidate
-  // into its gradient part (as gram_gradient would with with_gram false).
+  // into its gradient part (as gram_gradient would with with_gram false). `alongside`: as line_search's (its
+  // passes may read the row weights just written).
   EvaluationSums<Penalty> evaluate(const Rows& rows, const Chunks& chunks, const BatchScalars& bs,
                                    const Coefficients& coef, const Status& solve_status, Scratch& scratch,
-                                   Partial* gradient = nullptr, bool row_weights = true) const;
+                                   Partial* gradient = nullptr, bool row_weights = true,
+                                   const std::function<void()>& alongside = nullptr) const;
+  // evaluate() without row weights, in its two halves, for direct evaluations whose row passes cross processes in
+  // one exchange (a spread batch): the per-chunk losses at coef.cand into `chunk_loss` (shared at once, or at the
+  // exchange's flush while it holds), then F_b's sums at coef.cand from them. The same bits as evaluate().
+  void losses(const Rows& rows, const Chunks& chunks, const BatchScalars& bs, const Coefficients& coef,
+              const DoubleVector& chunk_loss) const;
+  EvaluationSums<Penalty> finish(const Chunks& chunks, const BatchScalars& bs, const Coefficients& coef,
+                                 const Status& solve_status, Scratch& scratch, const DoubleVector& chunk_loss) const;
 
  private:
+  void row_pass(const Rows& rows, const Chunks& chunks, const BatchScalars& bs, const Coefficients& coef,
+                const DoubleVector& chunk_loss, Partial* gradient, bool row_weights) const;
+
   const Base& base_;  // the space the passes run on
 };
 

@@ -4,6 +4,7 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <fmt/format.h>
 #include <limits>
 #include <utility>
@@ -20,26 +21,34 @@ namespace rh::detail {
 // After a pass over this process's chunks of a batch spread over processes (Chunks::exchange): the other
 // processes' chunks of `values` (chunks × per_chunk values; of each, the `length` values from `offset`, all of it by
 // default), so that every process combines all of them in chunk order. A space with memory of its own shares them
-// through a host copy.
+// through a host copy. Between the exchange's hold() and flush() the values arrive at flush().
 template <class Traits, class View>
 void share_chunks(const typename Traits::execution_space& space, const View& values, const Chunks& chunks,
                   long long per_chunk, long long offset = 0, long long length = -1) {
   if (!chunks.exchange) return;
   space.fence();
   const std::size_t value = sizeof(typename View::value_type);
-  const auto share = [&](void* data) {
+  const auto share = [&](void* data, std::function<void()> then) {
     chunks.exchange->share(data, value * static_cast<std::size_t>(per_chunk), value * static_cast<std::size_t>(offset),
-                           value * static_cast<std::size_t>(length < 0 ? per_chunk : length));
+                           value * static_cast<std::size_t>(length < 0 ? per_chunk : length), std::move(then));
   };
   if constexpr (Traits::host) {
-    share(values.data());
+    share(values.data(), nullptr);
   } else {
     auto h = Kokkos::create_mirror_view(values);
     Kokkos::deep_copy(space, h, values);
     space.fence();
-    share(h.data());
-    Kokkos::deep_copy(space, values, h);
+    share(h.data(), [space, values, h] { Kokkos::deep_copy(space, values, h); });
   }
+}
+// The shares of `pass` (and of `alongside`, run after it, when given) in one exchange of a spread batch.
+template <class Pass, class Alongside>
+void in_one_exchange(const Chunks& chunks, bool fuse, Pass&& pass, const Alongside& alongside) {
+  const bool held = chunks.exchange && fuse;
+  if (held) chunks.exchange->hold();
+  pass();
+  if (alongside) alongside();
+  if (held) chunks.exchange->flush();
 }
 // Of a chunk's partial row (q² + q values: the Gram, then the gradient), the gradient: all a pass without the Gram
 // changes.
@@ -202,7 +211,7 @@ void Passes<Traits, S>::gram_gradient(const Rows& rows, const Chunks& chunks, bo
 template <class Traits, class S>
 LineSearch Passes<Traits, S>::line_search(const Rows& rows, const Chunks& chunks, const BatchScalars& bs,
                                           const Coefficients& coef, const Status& solve_status,
-                                          LineSearchScratch& scratch) const {
+                                          LineSearchScratch& scratch, const std::function<void()>& alongside) const {
   const long long n = rows.x.extent(0), q = rows.x.extent(1);
   scratch.reserve(*this, chunks.count, q);
   using SumsView = Kokkos::View<LineSearchSums*, memory_space>;
@@ -212,7 +221,8 @@ LineSearch Passes<Traits, S>::line_search(const Rows& rows, const Chunks& chunks
                        LineSearchRows<Traits, S, Design, Vector, SumsView>{
                            rows.x, rows.y, rows.w, rows.r, rows.u, coef.cur, coef.dir,
                            chunks.window(scratch.chunk_sums, 1), n, q, chunks.rows, bs.tau, bs.has_weights});
-  share_chunks<Traits>(space_, scratch.chunk_sums, chunks, 1);
+  in_one_exchange(chunks, static_cast<bool>(alongside),
+                  [&] { share_chunks<Traits>(space_, scratch.chunk_sums, chunks, 1); }, alongside);
   using Finish = FinishLineSearch<execution_space, S, Vector, Matrix, SumsView, DoubleVector, Status,
                                   Kokkos::View<LineSearch, memory_space>>;
   Kokkos::TeamPolicy<execution_space> finish(space_, 1, Traits::team_size);
@@ -378,27 +388,58 @@ template <class Traits, class S, class Penalty>
 EvaluationSums<Penalty> PenaltyPasses<Traits, S, Penalty>::evaluate(const Rows& rows, const Chunks& chunks,
                                                                     const BatchScalars& bs, const Coefficients& coef,
                                                                     const Status& solve_status, Scratch& scratch,
-                                                                    Partial* gradient, bool row_weights) const {
-  using Space = typename Base::execution_space;
-  const long long n = rows.x.extent(0), q = rows.x.extent(1);
+                                                                    Partial* gradient, bool row_weights,
+                                                                    const std::function<void()>& alongside) const {
+  const long long q = rows.x.extent(1);
   scratch.reserve(base_, chunks.count, q);
   if (gradient) base_.reserve_partial(*gradient, chunks, q);
+  row_pass(rows, chunks, bs, coef, scratch.chunk_loss.values, gradient, row_weights);
+  in_one_exchange(chunks, gradient || alongside,
+                  [&] {
+                    share_chunks<Traits>(base_.space(), scratch.chunk_loss.values, chunks, 1);
+                    if (gradient)
+                      share_chunks<Traits>(base_.space(), *gradient, chunks, q * q + q, gradient_offset(q), q);
+                  },
+                  alongside);
+  return finish(chunks, bs, coef, solve_status, scratch, scratch.chunk_loss.values);
+}
+
+template <class Traits, class S, class Penalty>
+void PenaltyPasses<Traits, S, Penalty>::losses(const Rows& rows, const Chunks& chunks, const BatchScalars& bs,
+                                               const Coefficients& coef, const DoubleVector& chunk_loss) const {
+  row_pass(rows, chunks, bs, coef, chunk_loss, nullptr, false);
+  share_chunks<Traits>(base_.space(), chunk_loss, chunks, 1);
+}
+
+template <class Traits, class S, class Penalty>
+void PenaltyPasses<Traits, S, Penalty>::row_pass(const Rows& rows, const Chunks& chunks, const BatchScalars& bs,
+                                                 const Coefficients& coef, const DoubleVector& chunk_loss,
+                                                 Partial* gradient, bool row_weights) const {
+  using Space = typename Base::execution_space;
+  const long long n = rows.x.extent(0), q = rows.x.extent(1);
   Kokkos::parallel_for("rh::evaluate_rows",
                        Kokkos::TeamPolicy<Space>(base_.space(), static_cast<int>(chunks.mine().count),
                                                  Traits::team_size),
                        EvaluateRows<Traits, S, typename Base::Design, Vector, DoubleVector, Partial>{
-                           rows.x, rows.y, rows.w, rows.s, rows.c, coef.cand,
-                           chunks.window(scratch.chunk_loss.values, 1),
+                           rows.x, rows.y, rows.w, rows.s, rows.c, coef.cand, chunks.window(chunk_loss, 1),
                            gradient ? chunks.window(*gradient, q * q + q) : Partial(), n, q, chunks.rows,
                            static_cast<S>(bs.tau), static_cast<S>(bs.h), bs.has_weights, gradient != nullptr,
                            row_weights});
-  share_chunks<Traits>(base_.space(), scratch.chunk_loss.values, chunks, 1);
-  if (gradient) share_chunks<Traits>(base_.space(), *gradient, chunks, q * q + q, gradient_offset(q), q);
+}
+
+template <class Traits, class S, class Penalty>
+EvaluationSums<Penalty> PenaltyPasses<Traits, S, Penalty>::finish(const Chunks& chunks, const BatchScalars& bs,
+                                                                  const Coefficients& coef, const Status& solve_status,
+                                                                  Scratch& scratch,
+                                                                  const DoubleVector& chunk_loss) const {
+  using Space = typename Base::execution_space;
+  const long long q = coef.cand.extent(0);
+  scratch.reserve(base_, chunks.count, q);
   Kokkos::parallel_for("rh::finish_evaluation", Kokkos::TeamPolicy<Space>(base_.space(), 1, Traits::team_size),
                        FinishEvaluation<Space, Penalty, Vector, Matrix, DoubleVector, Terms, Status, SumsView>{
-                           coef.cand, coef.cur, coef.tilde, coef.grad, coef.info, scratch.chunk_loss.values,
-                           scratch.delta, scratch.j_delta, scratch.terms, solve_status, scratch.sums, q,
-                           chunks.count, bs.penalized, coef.info_symmetric});
+                           coef.cand, coef.cur, coef.tilde, coef.grad, coef.info, chunk_loss, scratch.delta,
+                           scratch.j_delta, scratch.terms, solve_status, scratch.sums, q, chunks.count, bs.penalized,
+                           coef.info_symmetric});
   scratch.j_delta_valid = true;
   Kokkos::deep_copy(base_.space(), scratch.sums_host, scratch.sums);  // the one readback of an evaluation
   base_.space().fence();

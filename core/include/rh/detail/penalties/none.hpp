@@ -27,11 +27,12 @@ struct None {
 
   // Damped Newton: H d = g by the dense solve (LU, or the minimum-norm fallback when LU fails, §8), then the
   // largest step t ∈ {1, ½, …, 2⁻²⁶} that does not increase F_b — every step priced from one pass over X and
-  // chosen on the space, so an iteration reads X twice (Gram + gradient, line search) and synchronizes once.
+  // chosen on the space, so an iteration reads X twice (Gram + gradient, line search) and synchronizes once; spread
+  // over processes, its partial sums cross processes once when the full step is taken (docs/scale-out.md).
   template <class Solve>
   static Diagnostics solve(Solve& s, const Config& cfg, const BatchScalars& /*bs*/) {
     Diagnostics d;
-    double f = s.evaluate().objective;  // F_b(β̃) and the row weights there
+    double f = s.evaluate_before_system().objective;  // F_b(β̃) and the row weights there
     for (int it = 1; it <= cfg.max_iter && !s.stopped(); ++it) {  // stopped: the engine runs the batch again
       d.iterations = it;
       s.newton_system();
