@@ -14,7 +14,9 @@
 #      batch and 1M × 90): the path, not a speed-up.
 # $OUT gets mpi-scaling.log (everything), mpi-scaling.json (the records, one object) and mpi-scaling.md (the table).
 # Settings: RH_KOKKOS_SRC (default build/wt32/kokkos, Kokkos 4.6.01 source), RH_DEPS (default build/wt32/deps/usr:
-# fmt, doctest, nlohmann_json headers when the machine lacks them), RH_JOBS (default nproc).
+# fmt, doctest, nlohmann_json headers when the machine lacks them), RH_JOBS (default nproc); for a trial elsewhere,
+# RH_MPI_BUILD_DIR (a build with RH_ENABLE_MPI=ON whose rh_mpi_bench and rh_mpi_tests are built: no build here),
+# RH_MPI_SHAPES ("N p batches;...") and RH_MPI_LAYOUTS ("processes threads;...").
 # Open MPI: the machine's mpirun (as root: OMPI_ALLOW_RUN_AS_ROOT*); the script stops when there is none.
 set -uo pipefail
 what=${1:-all}
@@ -41,8 +43,9 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>
 
 corpora=(golden/reference/native_core_v1.json golden/reference/native_core_v2.json
          golden/reference/numpy_streams_v1.json golden/*.json)
-shapes=("32768 90 9" "1000000 90 4")  # N p batches (the first batch of each run is not timed)
-layouts=("1 16" "2 8" "4 4" "8 2" "16 1")
+# N p batches (the first batch of each run is not timed), and processes × threads.
+IFS=';' read -ra shapes <<< "${RH_MPI_SHAPES:-32768 90 9;1000000 90 4}"
+IFS=';' read -ra layouts <<< "${RH_MPI_LAYOUTS:-1 16;2 8;4 4;8 2;16 1}"
 
 # mpirun for P processes of T threads each, stopped after LIMIT seconds: each process bound to T cores when Open MPI
 # can map them so, else unbound.
@@ -65,19 +68,23 @@ record() {
 }
 
 if [ "$what" != gpu ]; then
-  bld=$root/build/mpi-scaling prefix=$root/build/mpi-scaling/kokkos
-  stamp "cpu: Kokkos (Serial + OpenMP) from $kokkos_src"
-  if [ ! -f "$prefix/.rh-complete" ]; then
-    RH_JOBS=$jobs RH_USER_KOKKOS_BUILD=$prefix.build tools/deps/user-kokkos.sh "$kokkos_src" - "$prefix" \
-      > "$out/kokkos-cpu.log" 2>&1 || { tail -30 "$out/kokkos-cpu.log"; exit 1; }
-    touch "$prefix/.rh-complete"
+  bld=${RH_MPI_BUILD_DIR:-$root/build/mpi-scaling} prefix=$root/build/mpi-scaling/kokkos
+  if [ -n "${RH_MPI_BUILD_DIR:-}" ]; then
+    stamp "cpu: the build in $bld"
+  else
+    stamp "cpu: Kokkos (Serial + OpenMP) from $kokkos_src"
+    if [ ! -f "$prefix/.rh-complete" ]; then
+      RH_JOBS=$jobs RH_USER_KOKKOS_BUILD=$prefix.build tools/deps/user-kokkos.sh "$kokkos_src" - "$prefix" \
+        > "$out/kokkos-cpu.log" 2>&1 || { tail -30 "$out/kokkos-cpu.log"; exit 1; }
+      touch "$prefix/.rh-complete"
+    fi
+    stamp "cpu: the library with MPI"
+    cmake -S . -B "$bld" --preset linux-cpu -DKokkos_ROOT="$prefix" -DKokkosKernels_ROOT="$prefix" \
+      -DRH_ENABLE_MPI=ON -DPython3_EXECUTABLE="$(command -v python3)" > "$out/configure-cpu.log" 2>&1 ||
+      { tail -30 "$out/configure-cpu.log"; exit 1; }
+    cmake --build "$bld" -j "$jobs" --target rh_mpi_bench rh_mpi_tests > "$out/build-cpu.log" 2>&1 ||
+      { tail -40 "$out/build-cpu.log"; exit 1; }
   fi
-  stamp "cpu: the library with MPI"
-  cmake -S . -B "$bld" --preset linux-cpu -DKokkos_ROOT="$prefix" -DKokkosKernels_ROOT="$prefix" \
-    -DRH_ENABLE_MPI=ON -DPython3_EXECUTABLE="$(command -v python3)" > "$out/configure-cpu.log" 2>&1 ||
-    { tail -30 "$out/configure-cpu.log"; exit 1; }
-  cmake --build "$bld" -j "$jobs" --target rh_mpi_bench rh_mpi_tests > "$out/build-cpu.log" 2>&1 ||
-    { tail -40 "$out/build-cpu.log"; exit 1; }
   stamp "cpu: the same bits on 4 processes (every corpus), and the exchanges on 2"
   OMP_NUM_THREADS=4 timeout 240 mpirun -np 4 --oversubscribe -x OMP_NUM_THREADS -x OMP_PROC_BIND \
     "$bld/tests/rh_mpi_tests" openmp streams "${corpora[@]}" 2>&1 | tail -3
