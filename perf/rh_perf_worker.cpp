@@ -227,7 +227,9 @@ Measured run_group(Data& d, const GroupOp& op, int reps) {
   const long long n = d.models, rows = d.batch / d.models, batches = d.samples / d.batch, p = d.features;
   if (op.models < 1 || op.models > n || (!op.loop && op.models != n))
     throw std::runtime_error(fmt::format("MODELS must be the file's {} models (group) or 1 … {} (loop)", n, n));
-  auto [x, y] = d.host<S>();
+  const auto host = d.host<S>();
+  const S* x = host.first;  // not a structured binding: the lambdas below capture x and y (C++20 allows that)
+  const S* y = host.second;
   rh::Config config;
   config.penalty = op.penalty;
   std::vector<std::int64_t> offsets(static_cast<size_t>(n) + 1);

@@ -112,12 +112,17 @@ def test_a_model_never_given_rows_stays_empty(space):
         group.predict(X[:1], [0, 1, 1, 1, 1, 1])
 
 
-def test_one_models_bad_rows_mark_only_it(space, rng):
+def fitted_group(space, rng, rows: int = 40):
+    """A float64 group after one batch of `rows` rows per model: (data, group, X, y, offsets, states)."""
     data = model_data(rng)
     group = make_group(space, "float64")
-    X, y, offsets = stacked(data, [0] * MODELS, [40] * MODELS, "float64")
+    X, y, offsets = stacked(data, [0] * MODELS, [rows] * MODELS, "float64")
     group.partial_fit(X, y, offsets)
-    before = [group.state(m) for m in range(MODELS)]
+    return data, group, X, y, offsets, [group.state(m) for m in range(MODELS)]
+
+
+def test_one_models_bad_rows_mark_only_it(space, rng):
+    data, group, _, _, offsets, before = fitted_group(space, rng)
     X2, y2, _ = stacked(data, [40] * MODELS, [40] * MODELS, "float64")
     X2[offsets[2] + 7, 1] = np.nan
     assert group.partial_fit(X2, y2, offsets) == MODELS - 1
@@ -131,11 +136,7 @@ def test_one_models_bad_rows_mark_only_it(space, rng):
 
 
 def test_a_bad_batch_as_a_whole_changes_nothing(space, rng):
-    data = model_data(rng)
-    group = make_group(space, "float64")
-    X, y, offsets = stacked(data, [0] * MODELS, [30] * MODELS, "float64")
-    group.partial_fit(X, y, offsets)
-    before = [group.state(m) for m in range(MODELS)]
+    _, group, X, y, offsets, before = fitted_group(space, rng, rows=30)
     bad = offsets.copy()
     bad[2], bad[3] = bad[3], bad[2]  # decreasing
     for call, error in ((lambda: group.partial_fit(X, y, bad), rk.InvalidArgumentError),

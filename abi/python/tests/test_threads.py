@@ -36,9 +36,15 @@ def _overlaps(space: str, partial_fit) -> tuple[int, int]:
 
     overflow = np.full(len(y), 1e308)  # the batch loss overflows: NumericalError, after the same validation
 
+    # Each thread streams until the main thread has its samples: on a fast space (CUDA) six calls ended within the
+    # first few samples, too few to see both in flight.
+    enough = threading.Event()
+
     def stream(i: int) -> None:
         try:
-            for k in range(1, 7):
+            for k in range(1, 2001):
+                if k % 2 and enough.is_set():
+                    break
                 seq[i] = k
                 if k % 2:
                     models[i].partial_fit(X, y)
@@ -75,6 +81,8 @@ def _overlaps(space: str, partial_fit) -> tuple[int, int]:
                 pairs += 1
                 both += sample is not None and sample == previous
             previous, looked = sample, True
+            if pairs >= 30:
+                enough.set()
             wait.wait(0.01)
         for t in threads:
             t.join()
