@@ -7,6 +7,9 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace rh::reference {
@@ -27,6 +30,25 @@ inline double curvature(double r, double tau, double h) {
 }
 inline double sign(double v) { return v > 0 ? 1.0 : (v < 0 ? -1.0 : 0.0); }
 inline double soft_threshold(double v, double t) { return v > t ? v - t : (v < -t ? v + t : 0.0); }
+
+// The penalties (docs/method.md §4), each by its name (rh_penalty_name): the pass tests iterate the library's list of
+// penalties and ask for each its reference here, so a penalty without one fails them.
+[[noreturn]] inline void unknown_penalty(const std::string& penalty) {
+  throw std::invalid_argument("tests/reference/passes.hpp has no reference of penalty " + penalty);
+}
+// Its term of the Newton gradient g_j (subtracted from the data part), m_j = 1 for a penalized coefficient, `hist` the
+// weight of its term carried from earlier batches (BatchScalars::historical).
+inline double penalty_gradient(const std::string& penalty, double hist, double m, double tilde_j) {
+  if (penalty == "none") return 0.0;
+  if (penalty == "l1") return hist * m * sign(tilde_j);  // the historical subgradient term
+  unknown_penalty(penalty);
+}
+// The size of that term, for a rounding bound.
+inline double penalty_gradient_scale(const std::string& penalty, double hist) {
+  if (penalty == "none") return 0.0;
+  if (penalty == "l1") return hist;
+  unknown_penalty(penalty);
+}
 
 // A staged batch: n rows of q values (intercept column last when there is one), y and w (w empty: all 1).
 struct Rows {
@@ -83,13 +105,14 @@ inline GramGradient gram_gradient(const Rows& r, const Values& s, const Values& 
   return out;
 }
 
-// 3. The Newton system (§4, §5): H = (G + J)/N + ridge·I, g = (J(β − β̃) − u)/N − hist·m∘sign(β̃) (hist 0 without
-// the L1 penalty). m_j = 1 for j < penalized.
+// 3. The Newton system (§4, §5): H = (G + J)/N + ridge·I, g = (J(β − β̃) − u)/N − the penalty's gradient term
+// (penalty_gradient). m_j = 1 for j < penalized.
 struct Assembled {
   Values hessian, gradient;
 };
 inline Assembled assemble(const Values& gram, const Values& u, const Values& info, const Values& cur,
-                          const Values& tilde, double inv_n, double ridge, double hist, long long penalized) {
+                          const Values& tilde, double inv_n, double ridge, const std::string& penalty, double hist,
+                          long long penalized) {
   const auto q = static_cast<long long>(u.size());
   Assembled a{Values(static_cast<size_t>(q * q)), Values(static_cast<size_t>(q))};
   for (long long j = 0; j < q; ++j) {
@@ -100,7 +123,8 @@ inline Assembled assemble(const Values& gram, const Values& u, const Values& inf
       jd += info[e] * (cur[static_cast<size_t>(k)] - tilde[static_cast<size_t>(k)]);
     }
     const double m = j < penalized ? 1.0 : 0.0;
-    a.gradient[static_cast<size_t>(j)] = (jd - u[static_cast<size_t>(j)]) * inv_n - hist * m * sign(tilde[static_cast<size_t>(j)]);
+    a.gradient[static_cast<size_t>(j)] =
+        (jd - u[static_cast<size_t>(j)]) * inv_n - penalty_gradient(penalty, hist, m, tilde[static_cast<size_t>(j)]);
   }
   return a;
 }
@@ -159,12 +183,11 @@ inline Values min_norm_solve(const Values& v, const Values& sigma, const Values&
 
 // 5. The batch objective's sums at a candidate (§4) and the row weights there: s_i = w_i ψ(r_i), c_i = w_i φ(r_i).
 struct Evaluation {
-  double loss = 0, quad = 0, step2 = 0, cand2 = 0;  // every penalty
-  double hist = 0, gstep = 0, l1 = 0;                // the L1 penalty's terms
+  double loss = 0, quad = 0, step2 = 0, cand2 = 0;  // every penalty; its own sums: penalty_terms
   Values s, c;
 };
 inline Evaluation evaluate(const Rows& r, const Values& cand, const Values& cur, const Values& tilde,
-                           const Values& grad, const Values& info, double tau, double h, long long penalized) {
+                           const Values& info, double tau, double h) {
   Evaluation e;
   for (long long i = 0; i < r.n; ++i) {
     double fit = 0.0;
@@ -176,18 +199,46 @@ inline Evaluation evaluate(const Rows& r, const Values& cand, const Values& cur,
   }
   for (long long j = 0; j < r.q; ++j) {
     const auto J = static_cast<size_t>(j);
-    const double delta = cand[J] - tilde[J], step = cand[J] - cur[J], m = j < penalized ? 1.0 : 0.0;
+    const double delta = cand[J] - tilde[J], step = cand[J] - cur[J];
     double jd = 0.0;
     for (long long k = 0; k < r.q; ++k)
       jd += info[static_cast<size_t>(j * r.q + k)] * (cand[static_cast<size_t>(k)] - tilde[static_cast<size_t>(k)]);
     e.quad += delta * jd;
     e.step2 += step * step;
     e.cand2 += cand[J] * cand[J];
-    e.hist += m * sign(tilde[J]) * delta;
-    e.gstep += grad[J] * step;
-    e.l1 += m * std::fabs(cand[J]);
   }
   return e;
+}
+
+// The penalty's own sums at a candidate (by the names of the library's Sums::for_each), each with the sum of its
+// terms' magnitudes (for a rounding bound), and its term of F_b (§4) with the magnitude of its parts.
+struct PenaltySum {
+  double value = 0, magnitude = 0;
+};
+struct PenaltyTerms {
+  std::map<std::string, PenaltySum> sums;
+  double objective = 0, objective_magnitude = 0;
+};
+inline PenaltyTerms penalty_terms(const std::string& penalty, const Values& cand, const Values& cur,
+                                  const Values& tilde, const Values& grad, double hist, long long penalized) {
+  PenaltyTerms t;
+  if (penalty == "none") return t;
+  if (penalty != "l1") unknown_penalty(penalty);
+  PenaltySum historical, gstep, l1;  // Σ m_j sign(β̃_j) δ_j, gᵀ(cand − β), Σ m_j |cand_j|
+  for (size_t j = 0; j < cand.size(); ++j) {
+    const double delta = cand[j] - tilde[j], step = cand[j] - cur[j];
+    const double m = static_cast<long long>(j) < penalized ? 1.0 : 0.0;
+    historical.value += m * sign(tilde[j]) * delta;
+    historical.magnitude += std::fabs(delta);
+    gstep.value += grad[j] * step;
+    gstep.magnitude += std::fabs(grad[j] * step);
+    l1.value += m * std::fabs(cand[j]);
+    l1.magnitude += std::fabs(cand[j]);
+  }
+  t.sums = {{"hist", historical}, {"gstep", gstep}, {"l1", l1}};
+  t.objective = -hist * historical.value;  // the historical subgradient term of F_b
+  t.objective_magnitude = hist * historical.magnitude;
+  return t;
 }
 
 // The candidate: S(cur − step·dir, threshold) on coefficients [0, penalized), cur − step·dir elsewhere.

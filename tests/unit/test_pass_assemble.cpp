@@ -45,9 +45,9 @@ TEST_CASE_TEMPLATE_DEFINE("assemble forms the reference's Newton system for ever
       detail::Chunks ch;
       ch.count = chunks;
       passes.assemble(true, partial, ch, coef, bs, hessian);
-      const double hist = std::is_same_v<Penalty, detail::penalty::L1> ? bs.historical : 0.0;
-      const ref::Assembled want =
-          ref::assemble(sum.gram, sum.u, pr.info, pr.cur, pr.tilde, bs.inv_n, bs.ridge, hist, bs.penalized);
+      const ref::Assembled want = ref::assemble(sum.gram, sum.u, pr.info, pr.cur, pr.tilde, bs.inv_n, bs.ridge,
+                                                Penalty::name, bs.historical, bs.penalized);
+      const double hist = ref::penalty_gradient_scale(Penalty::name, bs.historical);
       const Values h = OnSpace<T>::values(hessian), g = OnSpace<T>::values(coef.grad);
       for (long long j = 0; j < q; ++j) {
         double jd_abs = 0;

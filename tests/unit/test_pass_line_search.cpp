@@ -54,7 +54,7 @@ TEST_CASE_TEMPLATE_DEFINE("line_search prices every step as a direct evaluation 
         // The reference: F_b at β and at every rounded candidate, with a bound on a direct evaluation's rounding
         // (the evaluate test's: residuals in S, sums in double).
         const auto objective = [&](const Values& at, double& bound) {
-          const ref::Evaluation e = ref::evaluate(rows, at, pr.cur, pr.tilde, pr.cur, pr.info, pr.tau, pr.h, bs.penalized);
+          const ref::Evaluation e = ref::evaluate(rows, at, pr.cur, pr.tilde, pr.info, pr.tau, pr.h);
           double loss_bound = 0, quad_abs = 0;
           for (long long i = 0; i < pr.n; ++i) {
             double fit_abs = std::fabs(rows.y[static_cast<size_t>(i)]);

@@ -3,7 +3,9 @@
 //
 //   static constexpr Penalty id;  static constexpr const char* name     its public enum value and name
 //   struct Sums                    its share of an evaluation's sums: named double fields, zero-initialized,
-//                                  KOKKOS_INLINE_FUNCTION void add(const Sums&) summing them field by field
+//                                  KOKKOS_INLINE_FUNCTION void add(const Sums&) summing them field by field, and
+//                                  for_each(f) calling f(name, value) for each field (the pass tests compare them,
+//                                  by name, with tests/reference/passes.hpp)
 //   static double lambda(const Config&, double cumulative_weight, long long p)        λ_b (docs/method.md §3)
 //   static double historical(const Config&, double previous_weight, double cumulative_weight,
 //                            double previous_lambda)     weight of its term carried from earlier batches (§4)

@@ -24,6 +24,12 @@ struct L1 {
       gstep += o.gstep;
       l1 += o.l1;
     }
+    template <class F>
+    void for_each(F&& f) const {
+      f("hist", hist);
+      f("gstep", gstep);
+      f("l1", l1);
+    }
   };
 
   // λ_b = lambda_scale·τ·sqrt(ln max(p, 2) / N_b).

@@ -15,6 +15,8 @@ struct None {
 
   struct Sums {
     KOKKOS_INLINE_FUNCTION void add(const Sums&) {}
+    template <class F>
+    void for_each(F&&) const {}
   };
 
   static double lambda(const Config&, double /*cumulative_weight*/, long long /*p*/) { return 0.0; }
