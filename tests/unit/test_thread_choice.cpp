@@ -197,7 +197,11 @@ TEST_CASE("a team thread that waits for a core stalls a batch while the calling 
     }
   };
   spin_until(start.wall + 0.5 * ThreadChoice::stall_seconds);
-  CHECK_FALSE(clocks.stalled());  // too young to tell
+  // Too young to tell — unless this process lost its core between the spin and the look for longer than the rest of
+  // stall_seconds (a loaded machine: seen 1 run in 6-12 under four parallel builds), when the batch is old enough.
+  const bool young = clocks.stalled();
+  if (ThreadChoice::wall_now() < start.wall + ThreadChoice::stall_seconds) CHECK_FALSE(young);
+  else MESSAGE("descheduled past stall_seconds before the first look: its answer is not checked");
   spin_until(start.wall + 2 * ThreadChoice::stall_seconds);
   const ThreadChoice::Clock late = clocks.now();
   CHECK(late.cpu - start.cpu < 0.1 * (late.wall - start.wall));  // the sleeper's, not the spinning thread's
