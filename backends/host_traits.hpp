@@ -19,6 +19,7 @@ struct HostTraits {
   static constexpr bool host = true;
   using calling_thread = void;  // a host space's own threads (OpenMP overrides it)
   static constexpr int team_size = 1;
+  static constexpr int group_team_size = 1;
   static constexpr int gram_tile = 16;  // unused: the host Gram path has its own fixed 16-wide blocks
   static constexpr int gram_wide_tile = 0;  // no register-tiled team path (the host path already is one)
   static constexpr int stage_rows = 32;

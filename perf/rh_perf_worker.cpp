@@ -13,10 +13,10 @@
 //             rows of the file as one batch; returns the mean seconds per pass of each of REPS calls
 //         bandwidth SPACE MIB                              read bandwidth of the space's memory: the best of 5
 //             sums over MIB MiB (the ceiling the Gram pass is drawn against)
-//         group SPACE DTYPE PENALTY MODE MODELS REPS       a group file (below): REPS streams of its group batches
+//         group SPACE DTYPE PENALTY MODE INPUT MODELS REPS a group file (below): REPS streams of its group batches
 //             into new models (created untimed before each stream); MODE group: one rh::RegressorGroup of every
 //             model, one partial_fit per group batch; MODE loop: one rh::Regressor per model for the first MODELS
-//             models, one partial_fit per model per group batch. Returns the seconds per group batch of each
+//             models, one partial_fit per model per group batch; INPUT as above. Returns the seconds per group batch of each
 //             stream, model 0's Σ iterations and coefficients, all_converged over the models and batches, and
 //             {"skipped": why} when the library does not offer the group asked for (Errc::unavailable)
 //         quit
@@ -217,6 +217,7 @@ struct GroupOp {
   rh::Dtype dtype = rh::Dtype::f64;
   rh::Penalty penalty = rh::Penalty::none;
   bool loop = false;
+  bool device = false;  // input device: the file's arrays already in the space's memory (copied once, untimed)
   long long models = 0;
 };
 
@@ -227,9 +228,10 @@ Measured run_group(Data& d, const GroupOp& op, int reps) {
   const long long n = d.models, rows = d.batch / d.models, batches = d.samples / d.batch, p = d.features;
   if (op.models < 1 || op.models > n || (!op.loop && op.models != n))
     throw std::runtime_error(fmt::format("MODELS must be the file's {} models (group) or 1 … {} (loop)", n, n));
-  const auto host = d.host<S>();
-  const S* x = host.first;  // not a structured binding: the lambdas below capture x and y (C++20 allows that)
-  const S* y = host.second;
+  const auto arrays = op.device ? d.device<S>() : d.host<S>();
+  const S* x = arrays.first;  // not a structured binding: the lambdas below capture x and y (C++20 allows that)
+  const S* y = arrays.second;
+  const rh::Memory memory = op.device ? rh::Memory::device : rh::Memory::host;
   rh::Config config;
   config.penalty = op.penalty;
   std::vector<std::int64_t> offsets(static_cast<size_t>(n) + 1);
@@ -252,7 +254,9 @@ Measured run_group(Data& d, const GroupOp& op, int reps) {
         timed([&] {
           for (long long m = 0; m < op.models; ++m) {
             const long long r0 = b * d.batch + m * rows;
-            const auto& diag = models[static_cast<size_t>(m)].partial_fit(rh::host_batch(x + r0 * p, y + r0, rows, p));
+            rh::Batch one = rh::host_batch(x + r0 * p, y + r0, rows, p);
+            one.memory = memory;
+            const auto& diag = models[static_cast<size_t>(m)].partial_fit(one);
             if (m == 0) res.iterations += diag.iterations;
             res.all_converged = res.all_converged && diag.converged;
           }
@@ -263,7 +267,9 @@ Measured run_group(Data& d, const GroupOp& op, int reps) {
       for (long long b = 0; b < batches; ++b) {
         const long long r0 = b * d.batch;
         std::int64_t committed = 0;
-        timed([&] { committed = group.partial_fit(rh::group_batch(x + r0 * p, y + r0, offsets.data(), n, p)); });
+        rh::GroupBatch batch = rh::group_batch(x + r0 * p, y + r0, offsets.data(), n, p);
+        batch.memory = memory;
+        timed([&] { committed = group.partial_fit(batch); });
         for (long long m = 0; m < n; ++m) {
           if (group.status(m)) throw std::runtime_error(group.status_message(m));
           res.all_converged = res.all_converged && group.diagnostics(m).converged;
@@ -505,15 +511,16 @@ json answer(Runner& runner, const std::string& line) {
     return {{"seconds", seconds}, {"passes_per_call", passes}};
   }
   if (cmd == "group") {
-    std::string space, dtype, penalty, mode;
+    std::string space, dtype, penalty, mode, input;
     GroupOp op;
     int reps = 0;
-    in >> space >> dtype >> penalty >> mode >> op.models >> reps;
-    if (!in || reps < 1) throw std::runtime_error("usage: group SPACE DTYPE PENALTY MODE MODELS REPS");
+    in >> space >> dtype >> penalty >> mode >> input >> op.models >> reps;
+    if (!in || reps < 1) throw std::runtime_error("usage: group SPACE DTYPE PENALTY MODE INPUT MODELS REPS");
     op.space = parse_space(space);
     op.dtype = parse_dtype(dtype);
     op.penalty = parse_penalty(penalty);
     op.loop = choose<bool>(mode, "mode", {{"group", false}, {"loop", true}});
+    op.device = choose<bool>(input, "input", {{"host", false}, {"device", true}});
     Measured m;
     try {
       m = op.dtype == rh::Dtype::f32 ? run_group<float>(runner.data(), op, reps)

@@ -26,6 +26,8 @@ struct Traits {
   // its 2 scratch loads per multiply-add (docs/performance.md, "Why the code is so"), this one does 0.5.
   static constexpr int gram_wide_tile = 64;
   static constexpr int stage_rows = 32;   // rows of a tile pair staged in team scratch at a time
+  // A warp pair per model: threads for the entries of its small systems (q ≤ 64) and of its row sums.
+  static constexpr int group_team_size = 64;
   // Row chunks (see HostTraits): 128 teams of 256 threads fill the SMs of a data-centre GPU (132 on an H100/H200).
   static constexpr long long min_chunks = 16;
   static constexpr long long max_chunks = 128;

@@ -17,30 +17,18 @@ namespace rh {
 
 namespace {
 
-// Why model m's own rows cannot be used (empty: they can), and their weight W_b. Checks what the single model's
-// pass 1 checks (docs/method.md §10): finite X, y and weights, weights ≥ 0 and not all 0.
-template <class S>
-std::string check_rows(const GroupBatch& b, std::int64_t r0, std::int64_t r1, double& weight) {
-  const S* x = static_cast<const S*>(b.x.data);
-  const S* y = static_cast<const S*>(b.y);
-  const S* w = static_cast<const S*>(b.weights);
-  const bool rows = b.x.layout == Layout::row_major;
-  const std::int64_t ld = b.x.ld != 0 ? b.x.ld : (rows ? b.x.cols : b.x.rows);
-  weight = 0.0;
-  for (std::int64_t i = r0; i < r1; ++i) {
-    for (std::int64_t j = 0; j < b.x.cols; ++j)
-      if (!std::isfinite(rows ? x[i * ld + j] : x[j * ld + i]))
-        return fmt::format("X must not contain NaN or infinite values (row {} of the batch)", i);
-    if (!std::isfinite(y[i])) return fmt::format("y must not contain NaN or infinite values (row {} of the batch)", i);
-    if (w) {
-      if (!std::isfinite(w[i])) return fmt::format("sample weights must not contain NaN or infinite values (row {} of the batch)", i);
-      if (w[i] < 0) return fmt::format("sample weights must be non-negative (row {} of the batch)", i);
-      weight += static_cast<double>(w[i]);
-    } else {
-      weight += 1.0;
-    }
+// Why a model's own rows cannot be used (empty: they can), from the engine's check of them (what the single
+// model's pass 1 checks, docs/method.md §10: finite X, y and weights, weights ≥ 0 and not all 0).
+std::string why_not(const detail::GroupRowCheck& c) {
+  switch (c.problem) {
+    case detail::bad_x: return fmt::format("X must not contain NaN or infinite values (row {} of the batch)", c.row);
+    case detail::bad_y: return fmt::format("y must not contain NaN or infinite values (row {} of the batch)", c.row);
+    case detail::bad_weight:
+      return fmt::format("sample weights must not contain NaN or infinite values (row {} of the batch)", c.row);
+    case detail::negative_weight: return fmt::format("sample weights must be non-negative (row {} of the batch)", c.row);
+    default: break;
   }
-  if (!(weight > 0)) return "sample weights cannot be all zero";
+  if (!(c.weight > 0)) return "sample weights cannot be all zero";
   return {};
 }
 
@@ -106,7 +94,8 @@ void RegressorGroup::check_batch(const GroupBatch& b, const char* what, bool wit
   auto bad = [what](const std::string& m) { throw Error(Errc::invalid_argument, fmt::format("{}: {}", what, m)); };
   if (b.dtype != dtype_)
     bad(fmt::format("the data is {} but the group is {}", dtype_name(b.dtype), dtype_name(dtype_)));
-  if (b.memory != Memory::host) bad("a model group takes host memory only (for now)");
+  if (b.memory != Memory::host && b.memory != Memory::device)
+    bad(fmt::format("unknown memory enum value {}", static_cast<int>(b.memory)));
   if (b.x.layout != Layout::row_major && b.x.layout != Layout::col_major)
     bad(fmt::format("unknown layout enum value {}", static_cast<int>(b.x.layout)));
   if (b.x.rows < 0) bad(fmt::format("{} rows", b.x.rows));
@@ -129,6 +118,7 @@ void RegressorGroup::check_batch(const GroupBatch& b, const char* what, bool wit
 
 std::int64_t RegressorGroup::partial_fit(const GroupBatch& b) {
   check_batch(b, "partial_fit", true);
+  const auto checks = guarded("partial_fit", [&] { return engine("partial_fit").stage_and_check(b); });
   std::vector<detail::GroupTask> tasks;
   std::vector<double> weights;  // W_b of each task's rows
   std::vector<std::optional<Errc>> status(status_);
@@ -139,8 +129,8 @@ std::int64_t RegressorGroup::partial_fit(const GroupBatch& b) {
     const auto mi = static_cast<size_t>(m);
     status[mi].reset();
     messages[mi].clear();
-    double weight = 0.0;
-    std::string why = dtype_ == Dtype::f64 ? check_rows<double>(b, r0, r1, weight) : check_rows<float>(b, r0, r1, weight);
+    const double weight = checks[mi].weight;
+    std::string why = why_not(checks[mi]);
     const StateScalars& s = scalars_[mi];
     const double previous = s.weight_sum, cumulative = previous + weight;
     if (why.empty() && s.n_samples_seen >= detail::max_state_count - (r1 - r0))
@@ -170,7 +160,7 @@ std::int64_t RegressorGroup::partial_fit(const GroupBatch& b) {
   }
   std::vector<detail::GroupOutcome> outcomes;
   if (!tasks.empty())
-    outcomes = guarded("partial_fit", [&] { return engine("partial_fit").update(b, tasks, config_); });
+    outcomes = guarded("partial_fit", [&] { return engine("partial_fit").update(tasks, config_); });
   std::int64_t committed = 0;
   for (size_t k = 0; k < tasks.size(); ++k) {
     const detail::GroupTask& t = tasks[k];

@@ -228,12 +228,12 @@ def stream_key(profile: str, shape: tuple, data_sha: str, dtype: str, penalty: s
 
 
 def group_key(shape: tuple, data_sha: str, dtype: str, penalty: str, operation: str, engine: str,
-              models_timed: int) -> dict:
+              models_timed: int, where: str = "host") -> dict:
     name, models, rows, features, batches = shape[:5]
     return {"profile": "group", "kind": "group", "shape": name, "samples": models * rows * batches,
             "features": features, "batch": models * rows, "models": models, "rows": rows, "batches": batches,
             "models_timed": models_timed, "data_sha256": data_sha, "dtype": dtype, "penalty": penalty,
-            "lifecycle": "fresh", "operation": operation, "engine": engine, "input": "host"}
+            "lifecycle": "fresh", "operation": operation, "engine": engine, "input": where}
 
 
 def group_shape(shape: tuple, scale: float) -> tuple:
@@ -244,16 +244,21 @@ def group_shape(shape: tuple, scale: float) -> tuple:
 
 
 def group_slots(shape, sha, engines: Engines, sel, dtype, penalty) -> list[Slot]:
-    """Our group on each space, our single model looped over `loop` models on each space, and each peer looped
-    the same way; a loop's time per group batch counts all the group's models (× models / loop)."""
+    """Our group on each space (host input, and on a GPU device input too: the arrays already in its memory, as
+    the standard profile's input device), our single model looped over `loop` models on each space, and each peer
+    looped the same way; a loop's time per group batch counts all the group's models (× models / loop)."""
     models, loop = shape[1], shape[5]
     slots = []
     for label, worker in engines.ours.items():
         for space in engines.spaces:
-            for operation, mode, timed in (("group_partial_fit", "group", models), ("looped_partial_fit", "loop", loop)):
-                key = group_key(shape, sha, dtype, penalty, operation, f"rh:{space}", timed)
-                slots.append(Slot(rec.case_id(key), key, worker, f"group {space} {dtype} {penalty} {mode} {timed}",
-                                  label, scale=models / timed))
+            runs = [("group_partial_fit", "group", models, "host"), ("looped_partial_fit", "loop", loop, "host")]
+            if rec.is_gpu_engine(f"rh:{space}"):
+                runs.insert(1, ("group_partial_fit", "group", models, "device"))
+            for operation, mode, timed, where in runs:
+                key = group_key(shape, sha, dtype, penalty, operation, f"rh:{space}", timed, where)
+                slots.append(Slot(rec.case_id(key), key, worker,
+                                  f"group {space} {dtype} {penalty} {mode} {where} {timed}", label,
+                                  scale=models / timed))
     for engine, worker in engines.peers.items():
         key = group_key(shape, sha, dtype, penalty, "looped_partial_fit", engine, loop)
         slots.append(Slot(rec.case_id(key), key, worker, f"group {engine} {dtype} {penalty} loop {loop}",

@@ -175,7 +175,7 @@ def gram(plt, record: dict, path: Path) -> bool:
 
 
 def group_series(key: dict) -> str:
-    """A group record's series: the engine, and `group` or `loop`."""
+    """A group record's series: the engine (with its input when that is device memory), and `group` or `loop`."""
     return f"{engine_label(key)} {'group' if key['operation'] == 'group_partial_fit' else 'loop'}"
 
 
@@ -185,7 +185,8 @@ def group_ratios(series: list[str]) -> list[tuple[str, str]]:
     groups = [g for g in series if g.endswith(" group")]
     ours = {g.split()[0] for g in groups}
     return [(b, g) for g in groups for b in series if b != g and (
-        b == g.replace(" group", " loop") or b == "openmp group" or (b.endswith(" loop") and b.split()[0] not in ours))]
+        b == g.replace(" (device in)", "").replace(" group", " loop") or b == "openmp group" or
+        (b.endswith(" loop") and b.split()[0] not in ours))]
 
 
 def group_shape_label(key: dict) -> str:

@@ -1,5 +1,6 @@
 // rh::RegressorGroup: each model equals a single-model rh::Regressor fit of the same rows on the same space, ragged
 // and empty batches, per-model errors, and the errors of the group as a whole.
+#include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -10,6 +11,9 @@
 #include <vector>
 
 #include "golden_floors.h"  // the float64 floor of a space that sums in another order
+#include "rh/detail/group/engine.hpp"
+#include "rh/detail/method.hpp"
+#include "rh/detail/penalties.hpp"
 #include "rh/group.hpp"
 #include "support.hpp"
 
@@ -373,5 +377,149 @@ TEST_CASE_TEMPLATE_DEFINE("group models over large, column-major and padded batc
   }
 }
 TEST_CASE_TEMPLATE_APPLY(group_4, Targets);
+
+// Only on spaces with their own memory (DeviceTargets is empty without one): the rows of a group batch already in
+// the device's memory (column-major, padded, with weights) give the bits of the same batch from host memory, and
+// predictions from device rows equal those from host rows; a pointer of the wrong kind is refused, changing nothing.
+TEST_CASE_TEMPLATE_DEFINE("a group batch in device memory gives the bits of the same batch in host memory", T,
+                          group_5) {
+  using S = typename T::S;
+  using DeviceMemory = typename T::Traits::execution_space::memory_space;
+  const auto to_device = [](const std::vector<S>& v) {
+    Kokkos::View<S*, DeviceMemory> d("test_group_device_array", v.size());
+    Kokkos::deep_copy(d, Kokkos::View<const S*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(v.data(), v.size()));
+    return d;
+  };
+  const long long models = 7, p = 5;
+  const auto data = model_data(models, 1900, p);  // up to 610 rows a batch: several scratch tiles on a device
+  RegressorGroup from_host(T::space, T::dtype, group_config(), models, p);
+  RegressorGroup from_device(T::space, T::dtype, group_config(), models, p);
+  std::vector<long long> next(static_cast<size_t>(models), 0);
+  for (int b = 0; b < 3; ++b) {
+    CAPTURE(b);
+    std::vector<long long> count;
+    for (long long m = 0; m < models; ++m) count.push_back((m + b) % 4 == 3 ? 0 : 30 + 290 * ((m + 2 * b) % 3));
+    const auto stacked = stack<S>(data, next, count, true);
+    const long long n = static_cast<long long>(stacked.y.size()), ld = n + 5;
+    std::vector<S> cols(static_cast<size_t>(ld * p), S(0));
+    for (long long i = 0; i < n; ++i)
+      for (long long j = 0; j < p; ++j) cols[static_cast<size_t>(j * ld + i)] = stacked.x[static_cast<size_t>(i * p + j)];
+    GroupBatch host = stacked.batch(p);
+    host.x = MatrixRef{cols.data(), n, p, ld, Layout::col_major};
+    const auto dx = to_device(cols), dy = to_device(stacked.y), dw = to_device(stacked.w);
+    GroupBatch device = host;
+    device.x.data = dx.data();
+    device.y = dy.data();
+    device.weights = dw.data();
+    device.memory = Memory::device;
+    CHECK(from_host.partial_fit(host) == from_device.partial_fit(device));
+    for (long long m = 0; m < models; ++m) {
+      CAPTURE(m);
+      CHECK(!from_device.status(m));
+      CHECK(same_state(from_host.state(m), from_device.state(m)));
+    }
+    if (b == 2) {
+      std::vector<S> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
+      from_host.predict(host, want.data(), T::dtype);
+      from_device.predict(device, got.data(), T::dtype);
+      CHECK(want == got);
+      // The memory kind is checked, never guessed: host rows claimed as device memory, and the reverse.
+      std::vector<State> before;
+      for (long long m = 0; m < models; ++m) before.push_back(from_device.state(m));
+      GroupBatch lie = host;
+      lie.memory = Memory::device;
+      CHECK_THROWS_AS(from_device.partial_fit(lie), Error);
+      GroupBatch reverse = device;
+      reverse.memory = Memory::host;
+      CHECK_THROWS_AS(from_device.partial_fit(reverse), Error);
+      for (long long m = 0; m < models; ++m) CHECK(same_state(from_device.state(m), before[static_cast<size_t>(m)]));
+    }
+    for (long long m = 0; m < models; ++m) next[static_cast<size_t>(m)] += count[static_cast<size_t>(m)];
+  }
+}
+TEST_CASE_TEMPLATE_APPLY(group_5, DeviceTargets);
+
+// The group kernel's device path (row sums over scratch tiles, the team Cholesky, host rows through the pooled
+// staging), run on a host space one thread a team, against its host path (one pass over the rows, factor_upper, rows
+// read in place): the same bits in every outcome, β and J, over tiles of several rows and ragged, column-major
+// batches. A device runs that path with a team of threads; there, test cases above compare it with single models.
+template <class Base>
+struct DevicePathOf : Base {
+  static constexpr bool host = false;
+};
+TEST_CASE_TEMPLATE_DEFINE("the group's device path gives its host path's bits on a host space", T, group_6) {
+  using S = typename T::S;
+  using HostPath = detail::GroupEngine<typename T::Traits, S>;
+  using DevicePath = detail::GroupEngine<DevicePathOf<typename T::Traits>, S>;
+  const long long models = 5;
+  for (const auto& [p, intercept] : {std::pair<long long, bool>{3, true}, {4, false}, {20, true}, {31, true}})
+  for (int code = 0; code < 2; ++code) {
+    Config config = group_config();
+    config.penalty = code == 0 ? Penalty::none : Penalty::l1;
+    config.fit_intercept = intercept;
+    if (config.penalty == Penalty::l1 && T::dtype == Dtype::f32) continue;
+    CAPTURE(p);
+    CAPTURE(intercept);
+    CAPTURE(code);
+    const auto data = model_data(models, 1600, p);
+    HostPath host(T::Traits::instance(0), 0, models, p, intercept);
+    DevicePath device(T::Traits::instance(0), 0, models, p, intercept);
+    std::vector<long long> next(static_cast<size_t>(models), 0);
+    std::vector<double> weight(static_cast<size_t>(models), 0.0), last_lambda(static_cast<size_t>(models), 0.0);
+    for (int b = 0; b < 3; ++b) {
+      CAPTURE(b);
+      std::vector<long long> count;
+      for (long long m = 0; m < models; ++m) count.push_back((m + b) % 5 == 4 ? 0 : 40 + 220 * ((m * 3 + b) % 4));
+      const auto stacked = stack<S>(data, next, count, b == 1);
+      const long long n = static_cast<long long>(stacked.y.size()), ld = n + 2;
+      std::vector<S> cols(static_cast<size_t>(ld * p), S(0));
+      for (long long i = 0; i < n; ++i)
+        for (long long j = 0; j < p; ++j) cols[static_cast<size_t>(j * ld + i)] = stacked.x[static_cast<size_t>(i * p + j)];
+      GroupBatch batch = stacked.batch(p);
+      if (b == 2) batch.x = MatrixRef{cols.data(), n, p, ld, Layout::col_major};
+      const auto ch = host.stage_and_check(batch), cd = device.stage_and_check(batch);
+      std::vector<detail::GroupTask> tasks;
+      for (long long m = 0; m < models; ++m) {
+        const auto mi = static_cast<size_t>(m);
+        REQUIRE(ch[mi].problem == cd[mi].problem);
+        CHECK(ch[mi].weight == cd[mi].weight);
+        if (count[mi] == 0) continue;
+        detail::GroupTask t;
+        t.model = m;
+        t.r0 = stacked.offsets[mi];
+        t.r1 = stacked.offsets[mi + 1];
+        const double previous = weight[mi], cumulative = previous + ch[mi].weight;
+        t.inv_n = 1.0 / cumulative;
+        t.h = detail::bandwidth_for(config.bandwidth_scale, cumulative, p, config.tau);
+        detail::with_penalty(config.penalty, [&](auto tag) {
+          using P = typename decltype(tag)::type;
+          t.lambda = P::lambda(config, cumulative, p);
+          t.historical = P::historical(config, previous, cumulative, last_lambda[mi]);
+        });
+        weight[mi] = cumulative;
+        last_lambda[mi] = t.lambda;
+        tasks.push_back(t);
+      }
+      const auto oh = host.update(tasks, config), od = device.update(tasks, config);
+      for (size_t k = 0; k < tasks.size(); ++k) {
+        CAPTURE(k);
+        CHECK(oh[k].status == od[k].status);
+        CHECK(oh[k].iterations == od[k].iterations);
+        CHECK(oh[k].converged == od[k].converged);
+        CHECK(std::memcmp(&oh[k].objective, &od[k].objective, sizeof(double)) == 0);
+      }
+      for (long long m = 0; m < models; ++m) {
+        CAPTURE(m);
+        std::vector<double> bh, jh, bd, jd;
+        host.export_arrays(m, bh, jh);
+        device.export_arrays(m, bd, jd);
+        CHECK(std::memcmp(bh.data(), bd.data(), bh.size() * sizeof(double)) == 0);
+        CHECK(std::memcmp(jh.data(), jd.data(), jh.size() * sizeof(double)) == 0);
+      }
+      for (long long m = 0; m < models; ++m) next[static_cast<size_t>(m)] += count[static_cast<size_t>(m)];
+    }
+  }
+}
+TEST_CASE_TEMPLATE_APPLY(group_6, HostTargets);
 
 }  // namespace rh::test

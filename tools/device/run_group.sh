@@ -11,8 +11,9 @@
 # loop is recorded as unavailable). Writes OUT_DIR/<gpu>-group.json, <gpu>-group-times.png, <gpu>-group.md, the
 # parts' tables and logs. Settings: RH_GROUP_THREADS (OpenMP threads, default: every core), RH_GROUP_SECONDS (the
 # whole run's deadline from its start, build included, default 330: a part that would pass it is cut or not run,
-# and the merged record holds the parts that finished). RH_GROUP_WORKER (an rh_perf_worker already built: no build)
-# and RH_GROUP_SPACES (default cuda,openmp) try the script elsewhere.
+# and the merged record holds the parts that finished), RH_GROUP_PARTS (the parts in the order they run, default
+# "many-small:f64 many-small:f32 few-large:f64 few-large:f32"). RH_GROUP_WORKER (an rh_perf_worker already built: no
+# build) and RH_GROUP_SPACES (default cuda,openmp) try the script elsewhere.
 set -uo pipefail
 [ $# -ge 2 ] || { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 kokkos=$(cd "$1" && pwd) || exit 2
@@ -53,17 +54,16 @@ name=${gpu:-gpu}-group
 # One part per shape and dtype, each given the time left before the deadline: a slow part costs itself only.
 deadline=$(( start + ${RH_GROUP_SECONDS:-330} - 20 ))  # 20 s kept for the merge, the table and the plot
 parts=()
-for shape in many-small few-large; do
-  for dtype in f64 f32; do
-    left=$(( deadline - $(date +%s) ))
-    [ "$left" -ge 20 ] || { echo "== $shape $dtype: not run (the deadline is near)"; continue; }
-    s=$(date +%s)
-    timeout "$left" python3 -m rhperf bench --profile group --worker "$worker" --spaces "$spaces" --peers numpy \
-      --peer-python python3 --shapes "$shape" --dtypes "$dtype" --quiet-wait 2 --out "$out/$name-$shape-$dtype.json" \
-      "$@" > "$out/$name-$shape-$dtype.txt"
-    echo "== $shape $dtype: exit $? in $(( $(date +%s) - s )) s"
-    [ -f "$out/$name-$shape-$dtype.json" ] && parts+=("$out/$name-$shape-$dtype.json")
-  done
+for part in ${RH_GROUP_PARTS:-many-small:f64 many-small:f32 few-large:f64 few-large:f32}; do
+  shape=${part%%:*} dtype=${part#*:}
+  left=$(( deadline - $(date +%s) ))
+  [ "$left" -ge 20 ] || { echo "== $shape $dtype: not run (the deadline is near)"; continue; }
+  s=$(date +%s)
+  timeout "$left" python3 -m rhperf bench --profile group --worker "$worker" --spaces "$spaces" --peers numpy \
+    --peer-python python3 --shapes "$shape" --dtypes "$dtype" --quiet-wait 2 --out "$out/$name-$shape-$dtype.json" \
+    "$@" > "$out/$name-$shape-$dtype.txt"
+  echo "== $shape $dtype: exit $? in $(( $(date +%s) - s )) s"
+  [ -f "$out/$name-$shape-$dtype.json" ] && parts+=("$out/$name-$shape-$dtype.json")
 done
 [ ${#parts[@]} -gt 0 ] || { echo "no part was recorded"; exit 1; }
 python3 -m rhperf merge "${parts[@]}" --out "$out/$name.json"

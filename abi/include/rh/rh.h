@@ -321,7 +321,8 @@ RH_API rh_status rh_model_load_checkpoint_file(rh_model* model, const char* path
  * n_models independent models of one space, dtype, configuration and feature count p, updated together by one ragged
  * batch per call: the rows of every model stacked in one rh_batch, model m owning rows offsets[m] to offsets[m+1]-1
  * of x, y and weights. offsets has offsets_length = n_models + 1 values: offsets[0] = 0, non-decreasing,
- * offsets[n_models] = batch->rows (batch->rows may be 0). batch->cols must be p; host memory only. A model with no
+ * offsets[n_models] = batch->rows (batch->rows may be 0). batch->cols must be p; x, y and weights in batch->memory
+ * (RH_MEMORY_DEVICE: the group's device's memory), offsets always in host memory. A model with no
  * rows in a batch is untouched. Each group call follows the rules of the model calls (a failing call changes
  * nothing; rh_last_error and rh_group_last_error say why). Per-model failures are not call failures: see
  * rh_group_partial_fit. Models are numbered 0 to n_models-1; another number gives RH_INVALID_ARGUMENT. */
@@ -346,7 +347,8 @@ RH_API rh_status rh_group_n_features(const rh_group* group, int64_t* n_features)
  * NULL) receives how many models committed. */
 RH_API rh_status rh_group_partial_fit(rh_group* group, const rh_batch* batch, const int64_t* offsets,
                                       int64_t offsets_length, int64_t* committed) RH_NOEXCEPT;
-/* out[i] = prediction for row i of batch->x by the model owning it; out has batch->dtype (host memory) and holds
+/* out[i] = prediction for row i of batch->x by the model owning it; out has batch->dtype (host memory, whatever
+ * batch->memory says of x) and holds
  * out_length >= batch->rows values. Every model with rows must have been fitted (RH_INVALID_STATE otherwise). */
 RH_API rh_status rh_group_predict(rh_group* group, const rh_batch* batch, const int64_t* offsets,
                                   int64_t offsets_length, void* out, int64_t out_length) RH_NOEXCEPT;

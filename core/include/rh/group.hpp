@@ -23,8 +23,9 @@ namespace rh {
 namespace detail { class GroupEngineBase; }
 
 // Rows of several models stacked: model m owns rows [offsets[m], offsets[m + 1]) of x (and of y, weights).
-// offsets has n_models + 1 values, offsets[0] = 0, non-decreasing, offsets[n_models] = x.rows. Host memory only
-// (for now).
+// offsets has n_models + 1 values, offsets[0] = 0, non-decreasing, offsets[n_models] = x.rows. x, y and weights
+// are host memory or, with memory = Memory::device, the group's device's memory (as rh::Batch); offsets are always
+// host memory.
 struct GroupBatch {
   MatrixRef x;
   const void* y = nullptr;
@@ -75,7 +76,8 @@ class RegressorGroup {
   // singular Newton system) keeps its state and diagnostics, and status(m) says why; the other models commit.
   // Returns how many models committed.
   std::int64_t partial_fit(const GroupBatch& batch);
-  // out[i] = x_iᵀβ_m for every row i of model m (out has x.rows values of the group's dtype, host memory). Every
+  // out[i] = x_iᵀβ_m for every row i of model m (out has x.rows values of the group's dtype, host memory; x where
+  // x.memory says). Every
   // model with rows must have been fitted (Errc::invalid_state names the first that was not).
   void predict(const GroupBatch& x, void* out, Dtype out_dtype);
 

@@ -105,19 +105,10 @@ BatchCounts Passes<Traits, S>::stage(const Batch& b, const Rows& rows, HostInput
     if (static_cast<long long>(input.device.extent(0)) < span)
       input.device = Vector(uninitialized("rh::x_as_given"), span);
     using Pool = StagingPool<typename Traits::staging_space>;
-    using Slot = Kokkos::View<S*, typename Traits::staging_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
     const long long chunk = std::max<long long>(1, Traits::staging_chunk_bytes / static_cast<long long>(sizeof(S)));
     Pool::use(static_cast<std::size_t>(chunk) * sizeof(S), [&](char* base) {
-      long long sent = 0;  // chunks handed to transfers
-      const auto through_staging = [&](const S* src, long long count, const Vector& dst) {
-        for (long long o = 0; o < count; o += chunk, ++sent) {
-          if (sent > 0 && sent % Pool::slots == 0) space_.fence();  // the slots come round again
-          const long long m = std::min(chunk, count - o);
-          S* slot = reinterpret_cast<S*>(base) + (sent % Pool::slots) * chunk;
-          copy_host(slot, src + o, static_cast<size_t>(m) * sizeof(S));
-          Kokkos::deep_copy(space_, Kokkos::subview(dst, Kokkos::make_pair(o, o + m)), Slot(slot, m));
-        }
-      };
+      PooledSends<typename Traits::staging_space, execution_space> through_staging{
+          space_, base, chunk * static_cast<long long>(sizeof(S))};
       try {
         through_staging(sx, span, input.device);
         if (sy) through_staging(sy, n, rows.y);

@@ -13,6 +13,7 @@
 //   static constexpr int gram_wide_tile     Gram tile edge of the register-tiled team path, taken from q = 2 tiles
 //                                           on (a multiple of 16, team_size 256; 0: not used)
 //   static constexpr int stage_rows         rows staged in team scratch at a time (team path)
+//   static constexpr int group_team_size    threads per team (one team per model) of the model group's kernels
 //   static constexpr long long min_chunks, max_chunks   bounds of the row-chunk count (Passes::chunks_for)
 //   using staging_space                     host memory space that host arrays pass through on their way to a
 //                                           space with its own memory (pinned on CUDA); one pool per process, staging_pool.hpp
@@ -63,7 +64,8 @@ constexpr bool check_space_traits() {
                       C::independent_instances == T::independent_instances,
                   "the calling thread's space shares the views, the row chunks (so the bits) and the threading rule");
   }
-  static_assert(T::team_size >= 1 && T::gram_tile >= 1 && T::stage_rows >= 1, "team tuning must be positive");
+  static_assert(T::team_size >= 1 && T::gram_tile >= 1 && T::stage_rows >= 1 && T::group_team_size >= 1,
+                "team tuning must be positive");
   static_assert(T::gram_wide_tile == 0 || (T::gram_wide_tile % 16 == 0 && T::team_size == 256),
                 "the register-tiled Gram uses 16×16 threads, each with a (gram_wide_tile/16)² block");
   static_assert(T::min_chunks >= 1 && T::min_chunks <= T::max_chunks, "chunk bounds must be ordered");

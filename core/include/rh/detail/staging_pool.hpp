@@ -49,4 +49,29 @@ struct StagingPool {
   }
 };
 
+// Sends host arrays into views of a space with its own memory through a pool's slots (inside StagingPool::use, from
+// the base it gives), a chunk of `chunk` values at a time: the host copy of one chunk overlaps the transfers of the
+// ones before, and the space is fenced each time the slots come round again. The caller fences the space before
+// use returns.
+template <class StagingSpace, class Space>
+struct PooledSends {
+  Space space;
+  char* base;
+  long long chunk_bytes;
+  long long sent = 0;  // chunks handed to transfers
+
+  template <class S, class Dst>
+  void operator()(const S* src, long long count, const Dst& dst) {
+    using Slot = Kokkos::View<S*, StagingSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    const long long chunk = chunk_bytes / static_cast<long long>(sizeof(S));
+    for (long long o = 0; o < count; o += chunk, ++sent) {
+      if (sent > 0 && sent % StagingPool<StagingSpace>::slots == 0) space.fence();
+      const long long m = count - o < chunk ? count - o : chunk;
+      S* slot = reinterpret_cast<S*>(base) + (sent % StagingPool<StagingSpace>::slots) * chunk;
+      copy_host(slot, src + o, static_cast<std::size_t>(m) * sizeof(S));
+      Kokkos::deep_copy(space, Kokkos::subview(dst, Kokkos::make_pair(o, o + m)), Slot(slot, m));
+    }
+  }
+};
+
 }  // namespace rh::detail

@@ -3,6 +3,9 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "rh/detail/compiled_spaces.hpp"
@@ -11,6 +14,8 @@
 #include "rh/detail/group/solve.hpp"
 #include "rh/detail/host_isa.hpp"
 #include "rh/detail/kernels/row_dots.hpp"
+#include "rh/detail/kernels/stage.hpp"
+#include "rh/detail/staging_pool.hpp"
 
 namespace rh::detail {
 
@@ -24,20 +29,33 @@ class GroupEngine final : public GroupEngineBase {
   using Matrices = Kokkos::View<S***, Kokkos::LayoutRight, Mem>;
 
  public:
-  GroupEngine(Space space, long long n_models, long long p, bool fit_intercept)
-      : space_(std::move(space)), q_(p + (fit_intercept ? 1 : 0)), p_(p),
+  GroupEngine(Space space, int device_id, long long n_models, long long p, bool fit_intercept)
+      : space_(std::move(space)), device_id_(device_id), q_(p + (fit_intercept ? 1 : 0)), p_(p),
         beta_("rh::group_beta", n_models, q_), info_("rh::group_information", n_models, q_, q_),
-        info_new_("rh::group_information_new", n_models, q_, q_) {}
+        info_new_("rh::group_information_new", n_models, q_, q_), offsets_("rh::group_offsets", n_models + 1) {}
 
-  std::vector<GroupOutcome> update(const GroupBatch& batch, const std::vector<GroupTask>& tasks,
-                                   const Config& config) override {
+  std::vector<GroupRowCheck> stage_and_check(const GroupBatch& batch) override {
     stage(batch);
-    Kokkos::View<GroupTask*, Mem> task_view("rh::group_tasks", tasks.size());
-    Kokkos::View<GroupOutcome*, Mem> outcome_view("rh::group_outcomes", tasks.size());
-    {
-      Kokkos::View<const GroupTask*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> h(tasks.data(), tasks.size());
-      Kokkos::deep_copy(space_, task_view, h);
-    }
+    const long long models = static_cast<long long>(beta_.extent(0));
+    Kokkos::deep_copy(space_, offsets_,
+                      Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(batch.offsets,
+                                                                                                   models + 1));
+    grow(checks_, models, "rh::group_row_checks");
+    Kokkos::parallel_for("rh::group_check", Kokkos::TeamPolicy<Space>(space_, static_cast<int>(models), team_size()),
+                         CheckRows{x_, y_, w_, offsets_, checks_, p_, has_w_});
+    std::vector<GroupRowCheck> out(static_cast<size_t>(models));
+    Kokkos::deep_copy(space_, Kokkos::View<GroupRowCheck*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(out.data(), out.size()),
+                      Kokkos::subview(checks_, Kokkos::make_pair(0LL, models)));
+    space_.fence();
+    return out;
+  }
+
+  std::vector<GroupOutcome> update(const std::vector<GroupTask>& tasks, const Config& config) override {
+    const long long n_tasks = static_cast<long long>(tasks.size());
+    grow(tasks_, n_tasks, "rh::group_tasks");
+    grow(outcomes_, n_tasks, "rh::group_outcomes");
+    Kokkos::deep_copy(space_, Kokkos::subview(tasks_, Kokkos::make_pair(0LL, n_tasks)),
+                      Kokkos::View<const GroupTask*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(tasks.data(), tasks.size()));
     Newton k;
     k.x = x_;
     k.y = y_;
@@ -47,25 +65,36 @@ class GroupEngine final : public GroupEngineBase {
     k.beta = beta_;
     k.info = info_;
     k.info_new = info_new_;
-    k.tasks = task_view;
-    k.outcomes = outcome_view;
+    k.tasks = tasks_;
+    k.outcomes = outcomes_;
     k.q = static_cast<int>(q_);
     k.max_iter = config.max_iter;
-    k.has_w = batch.weights != nullptr;
+    k.has_w = has_w_;
     k.l1 = config.penalty == Penalty::l1;
     k.penalized = p_;  // every feature; the intercept (q > p) never
     k.tau = config.tau;
     k.tol = config.tol;
     k.ridge = config.ridge;
-    const size_t bytes = Newton::scratch_bytes(k.q);
-    const int league = static_cast<int>(tasks.size());
+    // The row tiles of a device's row sums in level 0 scratch (at most 24 KiB, 32 to 256 rows); the solve's work
+    // beside them when at least 32 rows still fit there, else in level 1.
+    const int league = static_cast<int>(n_tasks);
     typename Newton::Policy probe(space_, league, Kokkos::AUTO);
-    k.level = bytes <= static_cast<size_t>(probe.scratch_size_max(0)) ? 0 : 1;
+    const long long work = static_cast<long long>(Newton::scratch_bytes(k.q)), max0 = probe.scratch_size_max(0);
+    long long tiles = 0;
+    if constexpr (!Traits::host) {
+      const long long row_bytes = (q_ + 2) * static_cast<long long>(sizeof(S)), most = 24576 / row_bytes;
+      const long long beside = std::max<long long>(0, max0 - work - 256) / row_bytes;
+      k.tile_rows = static_cast<int>(std::clamp<long long>(beside >= 32 ? std::min(beside, most) : most, 32, 256));
+      tiles = static_cast<long long>(Newton::tile_bytes(k.q, k.tile_rows));
+    }
+    k.level = work + tiles <= max0 ? 0 : 1;
     typename Newton::Policy policy(space_, league, team_size());
-    Kokkos::parallel_for("rh::group_newton", policy.set_scratch_size(k.level, Kokkos::PerTeam(bytes)), k);
+    policy.set_scratch_size(0, Kokkos::PerTeam(static_cast<size_t>(k.level == 0 ? work + tiles : tiles)));
+    if (k.level == 1) policy.set_scratch_size(1, Kokkos::PerTeam(static_cast<size_t>(work)));
+    Kokkos::parallel_for("rh::group_newton", policy, k);
     std::vector<GroupOutcome> out(tasks.size());
     Kokkos::View<GroupOutcome*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> h(out.data(), out.size());
-    Kokkos::deep_copy(space_, h, outcome_view);
+    Kokkos::deep_copy(space_, h, Kokkos::subview(outcomes_, Kokkos::make_pair(0LL, n_tasks)));
     space_.fence();
     return out;
   }
@@ -122,53 +151,129 @@ class GroupEngine final : public GroupEngineBase {
   }
 
  private:
-  static int team_size() {
-    if constexpr (Traits::host) return 1;
-    else return 64;  // a warp pair per model: q ≤ 64 entries of the small systems, rows for the sums
+  static int team_size() { return Traits::group_team_size; }
+
+  // A model's row check (a team per model): the first row with a problem and that row's first problem, as the
+  // single model's pass 1 sees them, and W_b summed in row order in double (one thread: the order fixes the bits).
+  struct CheckRows {
+    Rows x;
+    Vector y, w;
+    Kokkos::View<std::int64_t*, Mem> offsets;
+    Kokkos::View<GroupRowCheck*, Mem> checks;
+    long long p;
+    bool has_w;
+    KOKKOS_INLINE_FUNCTION void operator()(const typename Kokkos::TeamPolicy<Space>::member_type& team) const {
+      const long long m = team.league_rank(), r0 = offsets(m), r1 = offsets(m + 1);
+      long long first = LLONG_MAX;  // row * 8 + problem: the smallest is the first row's first problem
+      Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, r0, r1), [&](const long long i, long long& lo) {
+        int problem = rows_ok;
+        for (long long j = 0; j < p && problem == rows_ok; ++j)
+          if (!compat::isfinite(x(i, j))) problem = bad_x;
+        if (problem == rows_ok && !compat::isfinite(y(i))) problem = bad_y;
+        if (problem == rows_ok && has_w && !compat::isfinite(w(i))) problem = bad_weight;
+        if (problem == rows_ok && has_w && w(i) < S(0)) problem = negative_weight;
+        if (problem != rows_ok && i * 8 + problem < lo) lo = i * 8 + problem;
+      }, Kokkos::Min<long long>(first));
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        GroupRowCheck c;
+        if (first != LLONG_MAX) {
+          c.row = first / 8;
+          c.problem = static_cast<int>(first % 8);
+        }
+        double weight = 0.0;
+        if (has_w)
+          for (long long i = r0; i < r1; ++i) weight += static_cast<double>(w(i));
+        else
+          weight = static_cast<double>(r1 - r0);  // 1 + 1 + ... in double, exactly
+        c.weight = weight;
+        checks(m) = c;
+      });
+    }
+  };
+
+  template <class View>
+  void grow(View& v, long long n, const char* label) {
+    if (static_cast<long long>(v.extent(0)) < n) v = View(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), n);
   }
 
-  // The batch's rows as design rows (features, then 1 for the intercept), y and the weights, on the space. The
-  // row buffers only grow.
+  // The batch's rows as design rows (features, then 1 for the intercept), y and the weights, on the space: host
+  // arrays for a space with its own memory go as laid out through the process's pinned staging slots (X in one
+  // piece, y and w straight into their buffers), then a kernel forms the design rows; a host space's kernel and
+  // a device batch's read the caller's arrays in place. The buffers only grow.
   void stage(const GroupBatch& b) {
-    const long long n = b.x.rows;
+    const long long n = b.x.rows, p = b.x.cols;
+    const bool row_major = b.x.layout == Layout::row_major;
+    const long long ld = b.x.ld != 0 ? b.x.ld : (row_major ? p : n);
+    const S* sx = static_cast<const S*>(b.x.data);
+    const S* sy = static_cast<const S*>(b.y);
+    const S* sw = static_cast<const S*>(b.weights);
+    if (b.memory == Memory::device) {
+      if (n > 0) Traits::check_device_pointer(sx, "X", device_id_);
+      if (sy) Traits::check_device_pointer(sy, "y", device_id_);
+      if (sw) Traits::check_device_pointer(sw, "sample weights", device_id_);
+    } else {
+      if (n > 0) Traits::check_host_pointer(sx, "X");
+      if (sy) Traits::check_host_pointer(sy, "y");
+      if (sw) Traits::check_host_pointer(sw, "sample weights");
+    }
+    has_w_ = sw != nullptr;
     if (n > static_cast<long long>(y_.extent(0))) {
-      x_ = Rows("rh::group_x", n, q_);
+      x_ = Rows(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("rh::group_x")), n, q_);
       y_ = Vector("rh::group_y", n);
       w_ = Vector("rh::group_w", n);
       s_ = Vector("rh::group_score_weights", n);
       c_ = Vector("rh::group_curvature_weights", n);
     }
-    auto hx = Kokkos::create_mirror_view(x_);
-    auto hy = Kokkos::create_mirror_view(y_);
-    auto hw = Kokkos::create_mirror_view(w_);
-    const S* xs = static_cast<const S*>(b.x.data);
-    const bool rows = b.x.layout == Layout::row_major;
-    const long long ld = b.x.ld != 0 ? b.x.ld : (rows ? b.x.cols : b.x.rows);
-    for (long long i = 0; i < n; ++i) {
-      for (long long j = 0; j < p_; ++j) hx(i, j) = rows ? xs[i * ld + j] : xs[j * ld + i];
-      if (q_ > p_) hx(i, p_) = S(1);
-      if (b.y) hy(i) = static_cast<const S*>(b.y)[i];
-      if (b.weights) hw(i) = static_cast<const S*>(b.weights)[i];
+    if (n == 0) return;
+    if (b.memory == Memory::host && !Traits::host) {
+      const long long span = row_major ? (n - 1) * ld + p : (p - 1) * ld + n;  // elements X spans
+      grow(x_given_, span, "rh::group_x_as_given");
+      using Pool = StagingPool<typename Traits::staging_space>;
+      const long long chunk = std::max<long long>(1, Traits::staging_chunk_bytes / static_cast<long long>(sizeof(S)));
+      Pool::use(static_cast<std::size_t>(chunk) * sizeof(S), [&](char* base) {
+        PooledSends<typename Traits::staging_space, Space> send{space_, base, chunk * static_cast<long long>(sizeof(S))};
+        try {
+          send(sx, span, x_given_);
+          if (sy) send(sy, n, y_);
+          if (sw) send(sw, n, w_);
+        } catch (...) {
+          space_.fence();  // no transfer may still read the pool when it passes to another staging
+          throw;
+        }
+        space_.fence();
+      });
+      sx = x_given_.data();
+      sy = sw = nullptr;  // already in place
     }
-    Kokkos::deep_copy(space_, x_, hx);
-    Kokkos::deep_copy(space_, y_, hy);
-    Kokkos::deep_copy(space_, w_, hw);
+    BatchCounts unused;  // the group checks each model's rows itself (CheckRows)
+    Kokkos::parallel_reduce("rh::group_stage", Kokkos::RangePolicy<Space>(space_, 0, n),
+                            StageRows<S, Rows, Vector>{x_, y_, w_, sx, sy, sw, p, ld, row_major, q_ > p_,
+                                                       b.y != nullptr, has_w_},
+                            unused);
   }
 
   Space space_;
+  int device_id_;
   long long q_, p_;
   Rows beta_;
   Matrices info_, info_new_;
   Rows x_;
   Vector y_, w_, s_, c_;
+  Vector x_given_;  // host X as laid out by the caller, on a space with its own memory
+  bool has_w_ = false;  // of the batch staged last
+  Kokkos::View<std::int64_t*, Mem> offsets_;
+  Kokkos::View<GroupRowCheck*, Mem> checks_;
+  Kokkos::View<GroupTask*, Mem> tasks_;
+  Kokkos::View<GroupOutcome*, Mem> outcomes_;
 };
 
 template <class Traits>
 std::unique_ptr<GroupEngineBase> make_group_engine_for(Dtype dtype, int device_id, long long n_models, long long p,
                                                        bool fit_intercept) {
   auto space = Traits::instance(device_id);
-  if (dtype == Dtype::f32) return std::make_unique<GroupEngine<Traits, float>>(space, n_models, p, fit_intercept);
-  return std::make_unique<GroupEngine<Traits, double>>(space, n_models, p, fit_intercept);
+  if (dtype == Dtype::f32)
+    return std::make_unique<GroupEngine<Traits, float>>(space, device_id, n_models, p, fit_intercept);
+  return std::make_unique<GroupEngine<Traits, double>>(space, device_id, n_models, p, fit_intercept);
 }
 
 }  // namespace rh::detail

@@ -30,15 +30,26 @@ struct GroupOutcome {
   int status = group_ok;
 };
 
+// What one model's rows of a staged batch are (docs/method.md §10, as the single model's pass 1 checks them).
+enum GroupRowProblem : int { rows_ok = 0, bad_x = 1, bad_y = 2, bad_weight = 3, negative_weight = 4 };
+struct GroupRowCheck {
+  long long row = -1;        // the first row of the batch with a problem (-1: none)
+  int problem = rows_ok;     // that row's first problem, in the order of GroupRowProblem
+  double weight = 0.0;       // W_b: Σ w_i (1 without weights) over the model's rows in order, in double
+};
+
 class GroupEngineBase {
  public:
   virtual ~GroupEngineBase() = default;
-  // Solves every task's model from its committed state (or the empty one: its arrays are zero until its first
-  // commit) and commits β and J of those whose outcome is group_ok and whose objective is finite; the others stay
-  // as they were. The batch was checked by the caller (shape, and the rows of every task).
-  virtual std::vector<GroupOutcome> update(const GroupBatch& batch, const std::vector<GroupTask>& tasks,
-                                           const Config& config) = 0;
-  // out[i] = x_iᵀβ of row i's model; out has the group's dtype (host memory).
+  // Copies the batch's rows (host or this space's device memory, as batch.memory says) to the space as design
+  // rows and checks every model's rows there; the next update solves this batch. The batch's shape was checked by
+  // the caller; a pointer of the wrong kind of memory throws Errc::invalid_argument.
+  virtual std::vector<GroupRowCheck> stage_and_check(const GroupBatch& batch) = 0;
+  // Solves every task's model on the batch staged last from its committed state (or the empty one: its arrays are
+  // zero until its first commit) and commits β and J of those whose outcome is group_ok and whose objective is
+  // finite; the others stay as they were. Every task's rows passed the check.
+  virtual std::vector<GroupOutcome> update(const std::vector<GroupTask>& tasks, const Config& config) = 0;
+  // out[i] = x_iᵀβ of row i's model; out has the group's dtype (host memory; x as x.memory says).
   virtual void predict(const GroupBatch& x, void* out) = 0;
   // β and J of model m, in double.
   virtual void export_arrays(long long m, std::vector<double>& beta, std::vector<double>& info) const = 0;

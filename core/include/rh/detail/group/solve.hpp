@@ -5,8 +5,8 @@
 //
 // It is the method of the single-model engine (rh/detail/engine.hpp with the policies of rh/detail/penalties/), with the
 // formulas of rh/detail/method.hpp, the L1 policy's gradient, MakeCandidate, the Cholesky factor of
-// dense/cholesky.hpp and the LU of dense/lu.hpp. It differs in how it sums (per model in one team: the Gram and
-// gradient sums in double, row after row) and in its Newton line search, which evaluates F_b at each step directly,
+// dense/cholesky.hpp and the LU of dense/lu.hpp. It differs in how it sums (per model in one team: each Gram and
+// gradient entry in double, row after row; see row_sums) and in its Newton line search, which evaluates F_b at each step directly,
 // as §5 states the rule, instead of pricing every step from one pass. Results agree with rh::Regressor within the
 // golden floors (tests/unit/test_group.cpp).
 #pragma once
@@ -46,28 +46,41 @@ struct GroupNewton {
   Kokkos::View<GroupTask*, Mem> tasks;                  // one per team
   Kokkos::View<GroupOutcome*, Mem> outcomes;
   int q = 0, max_iter = 0, level = 0;
+  int tile_rows = 0;        // rows per scratch tile of row_sums' device path (level 0); 0 on a host space
   long long penalized = 0;  // coefficients [0, penalized) carry the L1 penalty (p: the intercept never does)
   bool has_w = false;
   bool l1 = false;          // the LAMM solver of §6 (the L1 penalty); false: Newton (§5)
   double tau = 0.0, tol = 0.0, ridge = 0.0;
 
-  // A team's scratch: β̃, β, the candidate, d, g; H and its factor; δ and Jδ in double; the solve's report.
+  // A team's scratch: β̃, β, the candidate, d, g; H and its factor; δ and Jδ in double; the row sums (the Gram's
+  // upper triangle row by row, then the gradient's u) in double; the solve's report. On a device, in level 0, a
+  // tile of the model's design rows and their weights c and s.
   struct Work {
     SVec tilde, cur, cand, dir, grad;
     SMat hess, fac;
-    DVec delta, jd;
+    DVec delta, jd, sums;
     Report report;
+    SVec tile_x, tile_c, tile_s;
   };
+  static int triangle(int q) { return q * (q + 1) / 2; }
   static size_t scratch_bytes(int q) {
     return 5 * (SVec::shmem_size(q) + 64) + 2 * (SMat::shmem_size(q, q) + 64) + 2 * (DVec::shmem_size(q) + 64) +
-           Report::shmem_size() + 64;
+           DVec::shmem_size(triangle(q) + q) + 64 + Report::shmem_size() + 64;
+  }
+  static size_t tile_bytes(int q, int rows) {
+    return SVec::shmem_size(static_cast<size_t>(rows) * q) + 2 * SVec::shmem_size(rows) + 3 * 64;
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     const GroupTask t = tasks(team.league_rank());
-    const auto scratch = team.team_scratch(level);
+    // A copy of a scratch space allocates from where the copy was made: the tiles come from the same object as the
+    // work when both are in level 0, else their allocations would overlap.
+    auto scratch = team.team_scratch(level), level0 = team.team_scratch(0);
+    auto& tiles = level == 0 ? scratch : level0;
     Work k{SVec(scratch, q), SVec(scratch, q), SVec(scratch, q), SVec(scratch, q), SVec(scratch, q),
-           SMat(scratch, q, q), SMat(scratch, q, q), DVec(scratch, q), DVec(scratch, q), Report(scratch)};
+           SMat(scratch, q, q), SMat(scratch, q, q), DVec(scratch, q), DVec(scratch, q),
+           DVec(scratch, triangle(q) + q), Report(scratch),
+           SVec(tiles, static_cast<size_t>(tile_rows) * q), SVec(tiles, tile_rows), SVec(tiles, tile_rows)};
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) {
       k.tilde(j) = beta(t.model, j);
       k.cur(j) = k.tilde(j);
@@ -227,19 +240,19 @@ struct GroupNewton {
                                             bool with_hessian) const {
     row_weights(team, t, k, true);
     j_delta(team, t, k, k.cur);
+    row_sums(team, t, k, with_hessian, true);
     const int hessian = with_hessian ? q * q : 0;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, hessian + q), [&](const int e) {
       if (e < hessian) {
         const int j = e / q, m = e % q;
         if (m < j) return;
-        const double g = gram(t, j, m);
+        const double g = k.sums(packed(j, m));
         const S v = static_cast<S>((g + static_cast<double>(info(t.model, j, m))) * t.inv_n + (j == m ? ridge : 0.0));
         k.hess(j, m) = v;
         k.hess(m, j) = v;
       } else {
         const int j = e - hessian;
-        double u = 0.0;
-        for (long long i = t.r0; i < t.r1; ++i) u += static_cast<double>(s(i) * x(i, j));
+        const double u = k.sums(triangle(q) + j);
         const double data = (k.jd(j) - u) * t.inv_n;
         k.grad(j) = static_cast<S>(l1 ? penalty::L1::gradient(data, t.historical, j < penalized ? 1.0 : 0.0,
                                                               static_cast<double>(k.tilde(j)))
@@ -262,10 +275,67 @@ struct GroupNewton {
     team.team_barrier();
   }
 
-  KOKKOS_INLINE_FUNCTION double gram(const GroupTask& t, int j, int m) const {
-    double g = 0.0;
-    for (long long i = t.r0; i < t.r1; ++i) g += static_cast<double>(c(i) * x(i, j) * x(i, m));
-    return g;
+  // The position of Gram entry (j, m), j ≤ m, in the row sums: the upper triangle row after row.
+  KOKKOS_INLINE_FUNCTION int packed(int j, int m) const { return j * q - j * (j - 1) / 2 + (m - j); }
+
+  // The row sums of the model's rows at the current c and s, each entry in double over rows r0, ..., r1 − 1 in
+  // order: with `gram`, the upper triangle Σ c_i x_ij x_im (k.sums(packed(j, m))); with `grad`, u_j = Σ s_i x_ij
+  // (k.sums(triangle + j)). Only where the rows are read from and which loop is outer differ between the paths: a
+  // host space's one thread passes over the rows once, adding each row to every entry; a device team loads the rows
+  // a tile at a time into scratch (coalesced) and each thread adds the tile to its entries.
+  KOKKOS_INLINE_FUNCTION void row_sums(const member_type& team, const GroupTask& t, const Work& k, bool gram,
+                                       bool grad) const {
+    const int tri = triangle(q);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tri + q), [&](const int e) { k.sums(e) = 0.0; });
+    team.team_barrier();
+    if constexpr (Traits::host) {
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        for (long long i = t.r0; i < t.r1; ++i) {
+          if (gram) {
+            const S ci = c(i);
+            int e = 0;
+            for (int j = 0; j < q; ++j) {
+              const S cx = ci * x(i, j);  // c x_j x_m is (c x_j) x_m
+              for (int m = j; m < q; ++m, ++e) k.sums(e) += static_cast<double>(cx * x(i, m));
+            }
+          }
+          if (grad) {
+            const S si = s(i);
+            for (int j = 0; j < q; ++j) k.sums(tri + j) += static_cast<double>(si * x(i, j));
+          }
+        }
+      });
+    } else {
+      const int n_gram = gram ? tri : 0, entries = n_gram + (grad ? q : 0);
+      for (long long base = t.r0; base < t.r1; base += tile_rows) {
+        const int rows = static_cast<int>(t.r1 - base < tile_rows ? t.r1 - base : tile_rows);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows * q), [&](const int e) {
+          k.tile_x(e) = x(base + e / q, e % q);
+        });
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](const int i) {
+          if (gram) k.tile_c(i) = c(base + i);
+          if (grad) k.tile_s(i) = s(base + i);
+        });
+        team.team_barrier();
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, entries), [&](const int e) {
+          if (e < n_gram) {
+            int j = 0, r = e;  // e = packed(j, m)
+            while (r >= q - j) r -= q - j++;
+            const int m = j + r;
+            double a = k.sums(e);
+            for (int i = 0; i < rows; ++i) a += static_cast<double>(k.tile_c(i) * k.tile_x(i * q + j) * k.tile_x(i * q + m));
+            k.sums(e) = a;
+          } else {
+            const int j = e - n_gram;
+            double a = k.sums(tri + j);
+            for (int i = 0; i < rows; ++i) a += static_cast<double>(k.tile_s(i) * k.tile_x(i * q + j));
+            k.sums(tri + j) = a;
+          }
+        });
+        team.team_barrier();
+      }
+    }
+    team.team_barrier();
   }
 
   // d = H⁻¹ g: Cholesky when the ridge makes H positive definite (H is assembled symmetric), else or when it gives
@@ -273,23 +343,19 @@ struct GroupNewton {
   KOKKOS_INLINE_FUNCTION int solve(const member_type& team, const Work& k) const {
     int done = 0;
     if (ridge > 0) {
-      Kokkos::single(Kokkos::PerTeam(team), [&](int& ok) {
-        for (int i = 0; i < q; ++i)
-          for (int j = i; j < q; ++j) k.fac(i, j) = k.hess(i, j);
-        if (!factor_upper(k.fac, 0, q)) return;
-        for (int i = 0; i < q; ++i) {  // Uᵀy = g
-          S v = k.grad(i);
-          for (int m = 0; m < i; ++m) v -= k.fac(m, i) * k.dir(m);
-          k.dir(i) = v / k.fac(i, i);
-        }
-        for (int i = q - 1; i >= 0; --i) {  // U d = y
-          S v = k.dir(i);
-          for (int m = i + 1; m < q; ++m) v -= k.fac(i, m) * k.dir(m);
-          k.dir(i) = v / k.fac(i, i);
-        }
-        ok = 1;
-        for (int i = 0; i < q; ++i) ok = ok && compat::isfinite(k.dir(i));
-      }, done);
+      if constexpr (Traits::host) {  // one thread: factor_upper's blocked loops
+        Kokkos::single(Kokkos::PerTeam(team), [&](int& ok) {
+          for (int i = 0; i < q; ++i)
+            for (int j = i; j < q; ++j) k.fac(i, j) = k.hess(i, j);
+          if (factor_upper(k.fac, 0, q)) ok = substitute(k);
+        }, done);
+      } else {
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q * q), [&](const int e) {
+          if (e % q >= e / q) k.fac(e / q, e % q) = k.hess(e / q, e % q);
+        });
+        team.team_barrier();
+        if (team_factor_upper(team, k.fac)) Kokkos::single(Kokkos::PerTeam(team), [&](int& ok) { ok = substitute(k); }, done);
+      }
     }
     team.team_barrier();
     if (done) return solve_ok;
@@ -298,15 +364,57 @@ struct GroupNewton {
     return k.report().status;
   }
 
+  // Uᵀy = g, then U d = y, each entry's sum in coefficient order; 1 when d is finite.
+  KOKKOS_INLINE_FUNCTION int substitute(const Work& k) const {
+    for (int i = 0; i < q; ++i) {
+      S v = k.grad(i);
+      for (int m = 0; m < i; ++m) v -= k.fac(m, i) * k.dir(m);
+      k.dir(i) = v / k.fac(i, i);
+    }
+    for (int i = q - 1; i >= 0; --i) {
+      S v = k.dir(i);
+      for (int m = i + 1; m < q; ++m) v -= k.fac(i, m) * k.dir(m);
+      k.dir(i) = v / k.fac(i, i);
+    }
+    int ok = 1;
+    for (int i = 0; i < q; ++i) ok = ok && compat::isfinite(k.dir(i));
+    return ok;
+  }
+
+  // factor_upper(u, 0, q) by a whole team, right-looking a row at a time: the pivot row is scaled, then every
+  // trailing entry (i, j), i ≤ j, takes u(c, i)·u(c, j) at once. Each entry receives the same operations in the same
+  // order as in factor_upper (its panels only change which loop is outer), so the factor has the same bits. False
+  // on a pivot that is not > 0 (or NaN), for every thread of the team.
+  KOKKOS_INLINE_FUNCTION bool team_factor_upper(const member_type& team, const SMat& u) const {
+    for (int c = 0; c < q; ++c) {
+      const S d = u(c, c);
+      if (!(d > 0)) return false;
+      const S r = compat::sqrt(d);
+      team.team_barrier();  // every thread has read the pivot before it is replaced
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, c, q), [&](const int j) {
+        u(c, j) = j == c ? r : u(c, j) / r;
+      });
+      team.team_barrier();
+      const int w = q - c - 1;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w * w), [&](const int e) {
+        const int i = c + 1 + e / w, j = c + 1 + e % w;
+        if (j >= i) u(i, j) -= u(c, i) * u(c, j);
+      });
+      team.team_barrier();
+    }
+    return true;
+  }
+
   // J_b = J + Σ w φ(r(β_b)) x xᵀ (§7); β_b and J_b replace the committed ones only when every value and F_b are
   // finite (else the model keeps its state and the outcome says so).
   KOKKOS_INLINE_FUNCTION void commit(const member_type& team, const GroupTask& t, const Work& k,
                                      GroupOutcome& out) const {
     row_weights(team, t, k, false);
+    row_sums(team, t, k, true, false);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q * q), [&](const int e) {
       const int j = e / q, m = e % q;
       if (m < j) return;
-      const S v = info(t.model, j, m) + static_cast<S>(gram(t, j, m));
+      const S v = info(t.model, j, m) + static_cast<S>(k.sums(packed(j, m)));
       info_new(t.model, j, m) = v;
       info_new(t.model, m, j) = v;
     });
