@@ -303,8 +303,8 @@ TEST_CASE_TEMPLATE_DEFINE("group models over large, column-major and padded batc
   // Not p = 20 without the intercept: there (a misspecified, badly conditioned fit) penalty none's β differs from the
   // single model's by up to 6e-8 after the same iterations, beyond the float64 floor; see docs/api.md, "Model groups".
   for (const auto& [p, intercept] : {std::pair<long long, bool>{3, true}, {3, false}, {20, true}})
-  for (int code = 0; code < 2; ++code) {
-    const Penalty penalty = code == 0 ? Penalty::none : Penalty::l1;
+  for (int code = 0; penalty_known(static_cast<Penalty>(code)); ++code) {  // every penalty of the library
+    const Penalty penalty = static_cast<Penalty>(code);
     if (penalty == Penalty::l1 && T::dtype == Dtype::f32) continue;  // refused (group_3)
     CAPTURE(p);
     CAPTURE(intercept);
@@ -453,9 +453,9 @@ TEST_CASE_TEMPLATE_DEFINE("the group's device path gives its host path's bits on
   using DevicePath = detail::GroupEngine<DevicePathOf<typename T::Traits>, S>;
   const long long models = 5;
   for (const auto& [p, intercept] : {std::pair<long long, bool>{3, true}, {4, false}, {20, true}, {31, true}})
-  for (int code = 0; code < 2; ++code) {
+  for (int code = 0; penalty_known(static_cast<Penalty>(code)); ++code) {  // every penalty of the library
     Config config = group_config();
-    config.penalty = code == 0 ? Penalty::none : Penalty::l1;
+    config.penalty = static_cast<Penalty>(code);
     config.fit_intercept = intercept;
     if (config.penalty == Penalty::l1 && T::dtype == Dtype::f32) continue;
     CAPTURE(p);

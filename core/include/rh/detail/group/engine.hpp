@@ -19,6 +19,46 @@
 
 namespace rh::detail {
 
+// A model's row check (a team per model): the first row with a problem and that row's first problem, as the
+// single model's pass 1 sees them, and W_b summed in row order in double (one thread: the order fixes the bits).
+template <class Space, class S>
+struct GroupCheckRows {  // a namespace-level functor: CUDA cannot launch a private nested type
+  using Mem = typename Space::memory_space;
+  Kokkos::View<S**, Kokkos::LayoutRight, Mem> x;
+  Kokkos::View<S*, Mem> y, w;
+  Kokkos::View<std::int64_t*, Mem> offsets;
+  Kokkos::View<GroupRowCheck*, Mem> checks;
+  long long p;
+  bool has_w;
+  KOKKOS_INLINE_FUNCTION void operator()(const typename Kokkos::TeamPolicy<Space>::member_type& team) const {
+    const long long m = team.league_rank(), r0 = offsets(m), r1 = offsets(m + 1);
+    long long first = LLONG_MAX;  // row * 8 + problem: the smallest is the first row's first problem
+    Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, r0, r1), [&](const long long i, long long& lo) {
+      int problem = rows_ok;
+      for (long long j = 0; j < p && problem == rows_ok; ++j)
+        if (!compat::isfinite(x(i, j))) problem = bad_x;
+      if (problem == rows_ok && !compat::isfinite(y(i))) problem = bad_y;
+      if (problem == rows_ok && has_w && !compat::isfinite(w(i))) problem = bad_weight;
+      if (problem == rows_ok && has_w && w(i) < S(0)) problem = negative_weight;
+      if (problem != rows_ok && i * 8 + problem < lo) lo = i * 8 + problem;
+    }, Kokkos::Min<long long>(first));
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      GroupRowCheck c;
+      if (first != LLONG_MAX) {
+        c.row = first / 8;
+        c.problem = static_cast<int>(first % 8);
+      }
+      double weight = 0.0;
+      if (has_w)
+        for (long long i = r0; i < r1; ++i) weight += static_cast<double>(w(i));
+      else
+        weight = static_cast<double>(r1 - r0);  // 1 + 1 + ... in double, exactly
+      c.weight = weight;
+      checks(m) = c;
+    });
+  }
+};
+
 template <class Traits, class S>
 class GroupEngine final : public GroupEngineBase {
   using Newton = GroupNewton<Traits, S>;
@@ -42,7 +82,7 @@ class GroupEngine final : public GroupEngineBase {
                                                                                                    models + 1));
     grow(checks_, models, "rh::group_row_checks");
     Kokkos::parallel_for("rh::group_check", Kokkos::TeamPolicy<Space>(space_, static_cast<int>(models), team_size()),
-                         CheckRows{x_, y_, w_, offsets_, checks_, p_, has_w_});
+                         GroupCheckRows<Space, S>{x_, y_, w_, offsets_, checks_, p_, has_w_});
     std::vector<GroupRowCheck> out(static_cast<size_t>(models));
     Kokkos::deep_copy(space_, Kokkos::View<GroupRowCheck*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(out.data(), out.size()),
                       Kokkos::subview(checks_, Kokkos::make_pair(0LL, models)));
@@ -153,44 +193,6 @@ class GroupEngine final : public GroupEngineBase {
  private:
   static int team_size() { return Traits::group_team_size; }
 
-  // A model's row check (a team per model): the first row with a problem and that row's first problem, as the
-  // single model's pass 1 sees them, and W_b summed in row order in double (one thread: the order fixes the bits).
-  struct CheckRows {
-    Rows x;
-    Vector y, w;
-    Kokkos::View<std::int64_t*, Mem> offsets;
-    Kokkos::View<GroupRowCheck*, Mem> checks;
-    long long p;
-    bool has_w;
-    KOKKOS_INLINE_FUNCTION void operator()(const typename Kokkos::TeamPolicy<Space>::member_type& team) const {
-      const long long m = team.league_rank(), r0 = offsets(m), r1 = offsets(m + 1);
-      long long first = LLONG_MAX;  // row * 8 + problem: the smallest is the first row's first problem
-      Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, r0, r1), [&](const long long i, long long& lo) {
-        int problem = rows_ok;
-        for (long long j = 0; j < p && problem == rows_ok; ++j)
-          if (!compat::isfinite(x(i, j))) problem = bad_x;
-        if (problem == rows_ok && !compat::isfinite(y(i))) problem = bad_y;
-        if (problem == rows_ok && has_w && !compat::isfinite(w(i))) problem = bad_weight;
-        if (problem == rows_ok && has_w && w(i) < S(0)) problem = negative_weight;
-        if (problem != rows_ok && i * 8 + problem < lo) lo = i * 8 + problem;
-      }, Kokkos::Min<long long>(first));
-      Kokkos::single(Kokkos::PerTeam(team), [&]() {
-        GroupRowCheck c;
-        if (first != LLONG_MAX) {
-          c.row = first / 8;
-          c.problem = static_cast<int>(first % 8);
-        }
-        double weight = 0.0;
-        if (has_w)
-          for (long long i = r0; i < r1; ++i) weight += static_cast<double>(w(i));
-        else
-          weight = static_cast<double>(r1 - r0);  // 1 + 1 + ... in double, exactly
-        c.weight = weight;
-        checks(m) = c;
-      });
-    }
-  };
-
   template <class View>
   void grow(View& v, long long n, const char* label) {
     if (static_cast<long long>(v.extent(0)) < n) v = View(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), n);
@@ -245,7 +247,7 @@ class GroupEngine final : public GroupEngineBase {
       sx = x_given_.data();
       sy = sw = nullptr;  // already in place
     }
-    BatchCounts unused;  // the group checks each model's rows itself (CheckRows)
+    BatchCounts unused;  // the group checks each model's rows itself (GroupCheckRows)
     Kokkos::parallel_reduce("rh::group_stage", Kokkos::RangePolicy<Space>(space_, 0, n),
                             StageRows<S, Rows, Vector>{x_, y_, w_, sx, sy, sw, p, ld, row_major, q_ > p_,
                                                        b.y != nullptr, has_w_},

@@ -62,7 +62,7 @@ struct GroupNewton {
     Report report;
     SVec tile_x, tile_c, tile_s;
   };
-  static int triangle(int q) { return q * (q + 1) / 2; }
+  KOKKOS_INLINE_FUNCTION static int triangle(int q) { return q * (q + 1) / 2; }
   static size_t scratch_bytes(int q) {
     return 5 * (SVec::shmem_size(q) + 64) + 2 * (SMat::shmem_size(q, q) + 64) + 2 * (DVec::shmem_size(q) + 64) +
            DVec::shmem_size(triangle(q) + q) + 64 + Report::shmem_size() + 64;
