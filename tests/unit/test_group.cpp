@@ -33,6 +33,25 @@ bool close(double a, double b) {
   return std::fabs(a - b) <= atol + rtol * std::fabs(b);
 }
 
+// A group model's β and J against its single-model fit, each within close<T> (J relative to its largest entry:
+// entries near 0 sum to rounding); worst_beta and worst_info keep the largest differences seen.
+template <class T>
+void check_close_state(const State& a, const State& e, double& worst_beta, double& worst_info) {
+  REQUIRE(a.coefficients.size() == e.coefficients.size());
+  REQUIRE(a.information.size() == e.information.size());
+  double jmax = 0.0;
+  for (double v : e.information) jmax = std::max(jmax, std::fabs(v));
+  for (size_t j = 0; j < a.coefficients.size(); ++j) {
+    CHECK_MESSAGE(close<T>(a.coefficients[j], e.coefficients[j]), "coefficient ", j, ": ", a.coefficients[j], " vs ",
+                  e.coefficients[j]);
+    worst_beta = std::max(worst_beta, std::fabs(a.coefficients[j] - e.coefficients[j]));
+  }
+  for (size_t j = 0; j < a.information.size(); ++j) {
+    CHECK(close<T>(a.information[j] / jmax, e.information[j] / jmax));
+    worst_info = std::max(worst_info, std::fabs(a.information[j] - e.information[j]) / jmax);
+  }
+}
+
 // The models' data: model m has its own coefficients and, every 7th row, a gross outlier (the Huber loss matters).
 std::vector<Data> model_data(long long models, long long rows, long long p) {
   std::vector<Data> out;
@@ -151,19 +170,7 @@ TEST_CASE_TEMPLATE_DEFINE("group models equal single-model fits of the same rows
         CHECK(a.batch_count == e.batch_count);
         CHECK(a.n_features == e.n_features);
         CHECK(a.weight_sum == doctest::Approx(e.weight_sum).epsilon(1e-15));
-        REQUIRE(a.coefficients.size() == e.coefficients.size());
-        REQUIRE(a.information.size() == e.information.size());
-        double jmax = 0.0;
-        for (double v : e.information) jmax = std::max(jmax, std::fabs(v));
-        for (size_t j = 0; j < a.coefficients.size(); ++j) {
-          CHECK_MESSAGE(close<T>(a.coefficients[j], e.coefficients[j]), "coefficient ", j, ": ", a.coefficients[j],
-                        " vs ", e.coefficients[j]);
-          worst_beta = std::max(worst_beta, std::fabs(a.coefficients[j] - e.coefficients[j]));
-        }
-        for (size_t j = 0; j < a.information.size(); ++j) {  // relative to J's scale: entries near 0 sum to rounding
-          CHECK(close<T>(a.information[j] / jmax, e.information[j] / jmax));
-          worst_info = std::max(worst_info, std::fabs(a.information[j] - e.information[j]) / jmax);
-        }
+        check_close_state<T>(a, e, worst_beta, worst_info);
       }
     }
     // Not bitwise: the group sums each model's Gram and gradient in double, row after row, and its line search
@@ -348,18 +355,7 @@ TEST_CASE_TEMPLATE_DEFINE("group models over large, column-major and padded batc
         CHECK(group.diagnostics(m).converged == d1.converged);
         CHECK(close<T>(group.diagnostics(m).objective, d1.objective));
         const State a = group.state(m), e = single[mi].state();
-        REQUIRE(a.coefficients.size() == e.coefficients.size());
-        double jmax = 0.0;
-        for (double v : e.information) jmax = std::max(jmax, std::fabs(v));
-        for (size_t j = 0; j < a.coefficients.size(); ++j) {
-          CHECK_MESSAGE(close<T>(a.coefficients[j], e.coefficients[j]), "coefficient ", j, ": ", a.coefficients[j],
-                        " vs ", e.coefficients[j]);
-          worst_beta = std::max(worst_beta, std::fabs(a.coefficients[j] - e.coefficients[j]));
-        }
-        for (size_t j = 0; j < a.information.size(); ++j) {
-          CHECK(close<T>(a.information[j] / jmax, e.information[j] / jmax));
-          worst_info = std::max(worst_info, std::fabs(a.information[j] - e.information[j]) / jmax);
-        }
+        check_close_state<T>(a, e, worst_beta, worst_info);
       }
       for (long long m = 0; m < models; ++m) next[static_cast<size_t>(m)] += count[static_cast<size_t>(m)];
     }
