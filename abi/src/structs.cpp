@@ -92,7 +92,7 @@ std::int32_t dtype_to(Dtype d) { return d == Dtype::f32 ? RH_DTYPE_F32 : RH_DTYP
   static_assert(RH_SPACE_##NAME == static_cast<int>(Space::name) + 1, "RH_SPACE_" #NAME " is rh::Space::" #name " + 1");
 RH_FOR_EACH_KNOWN_SPACE(RH_CHECK_SPACE_CODE)
 #undef RH_CHECK_SPACE_CODE
-// Likewise a penalty of RH_FOR_EACH_PENALTY (rh/config.hpp) without its RH_PENALTY_<NAME>.
+// Likewise a penalty of the generated list RH_FOR_EACH_PENALTY (rh/known_penalties.hpp) without its RH_PENALTY_<NAME>.
 #define RH_CHECK_PENALTY_CODE(name, NAME) \
   static_assert(RH_PENALTY_##NAME == static_cast<int>(Penalty::name) + 1, "RH_PENALTY_" #NAME " is rh::Penalty::" #name " + 1");
 RH_FOR_EACH_PENALTY(RH_CHECK_PENALTY_CODE)

@@ -3,13 +3,14 @@
 #include <cstdint>
 #include <string>
 
+#include "rh/known_penalties.hpp"
+
 namespace rh {
 
-// The penalties, X(name, NAME) in the order of their values 0, 1, ...; each is one policy type in the core
-// (rh/detail/penalties/<name>.hpp, RH_PENALTY_POLICIES; docs/architecture.md, "Penalties as policies"). The C ABI's
+// The penalties: RH_FOR_EACH_PENALTY(X), X(name, NAME) in the order of their values 0, 1, ..., generated from the
+// policy files (rh/detail/penalties/<name>.hpp, each with its marked line; cmake/RhPenalties.cmake). The C ABI's
 // RH_PENALTY_<NAME> and the checkpoint's code are the value + 1, so a new penalty appends: the codes of the others
 // are frozen by the checkpoints already written (rh.h states them; abi/src/structs.cpp checks it against this list).
-#define RH_FOR_EACH_PENALTY(X) X(none, NONE) X(l1, L1)
 #define RH_PENALTY_ENUMERATOR(name, NAME) name,
 enum class Penalty : int { RH_FOR_EACH_PENALTY(RH_PENALTY_ENUMERATOR) };
 #undef RH_PENALTY_ENUMERATOR

@@ -1,17 +1,14 @@
 // The penalties: one policy type each (rh/detail/penalties/*.hpp, the concept in rh/detail/penalty.hpp), and the
-// one list of them. Names, validation, codes, dispatch and the explicit instantiations all expand that list, so
-// an unknown penalty is an error everywhere, never mapped to another.
+// one list of them, RH_PENALTY_POLICIES, generated from the policy files' marked lines (rh/detail/penalty_policies.hpp,
+// cmake/RhPenalties.cmake). Names, validation, codes, dispatch and the explicit instantiations all expand that list,
+// so an unknown penalty is an error everywhere, never mapped to another.
 #pragma once
 #include <fmt/format.h>
 #include <utility>
 
-#include "rh/detail/penalties/l1.hpp"
-#include "rh/detail/penalties/none.hpp"
+#include "rh/detail/penalty_policies.hpp"
 #include "rh/detail/type_list.hpp"
 #include "rh/error.hpp"
-
-// X(policy, ARG) for every penalty policy of rh::detail::penalty; ARG is passed through.
-#define RH_PENALTY_POLICIES(X, ARG) X(None, ARG) X(L1, ARG)
 
 namespace rh::detail {
 

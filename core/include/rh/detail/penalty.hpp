@@ -17,7 +17,8 @@
 //   template <class Solve> static Diagnostics solve(Solve&, const Config&, const BatchScalars&)   its solver,
 //                                  written against the named operations of Engine::Solve
 //
-// Adding a penalty is a new file in rh/detail/penalties/ and one line in RH_PENALTY_POLICIES (penalties.hpp).
+// Adding a penalty is a new file in rh/detail/penalties/ whose marked line (// RH_PENALTY name=… code=… policy=…)
+// puts it in the generated lists RH_FOR_EACH_PENALTY and RH_PENALTY_POLICIES (cmake/RhPenalties.cmake).
 #pragma once
 #include <Kokkos_Core.hpp>
 #include <cmath>

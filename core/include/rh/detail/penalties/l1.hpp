@@ -2,6 +2,9 @@
 // majorization test (docs/method.md §6). λ_b follows §3; the objective carries the historical subgradient term
 // −(N_{b−1}/N_b)·λ_{b−1}·Σ_j m_j sign(β̃_j)(β_j − β̃_j) of §4, and the reported objective adds λ_b·Σ_j m_j|β_j|.
 #pragma once
+// The penalty's entry in the list of penalties (cmake/RhPenalties.cmake): its public name, its C ABI and
+// checkpoint code (RH_PENALTY_L1 in rh.h; frozen), its policy type below.
+// RH_PENALTY name=l1 code=2 policy=L1
 #include <algorithm>
 #include <cmath>
 

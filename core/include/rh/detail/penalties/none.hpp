@@ -1,6 +1,9 @@
 // Penalty none: the renewable Huber estimator (RHE), solved by damped Newton with monotone backtracking
 // (docs/method.md §5). λ_b = 0 and the penalty adds nothing to the objective, the gradient or the sums.
 #pragma once
+// The penalty's entry in the list of penalties (cmake/RhPenalties.cmake): its public name, its C ABI and
+// checkpoint code (RH_PENALTY_NONE in rh.h; frozen), its policy type below.
+// RH_PENALTY name=none code=1 policy=None
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
