@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "rh/rh.h"
+#include "rh/types.hpp"  // RH_STATE_SCALARS: rh_state's scalar fields are the list's, by the same names
 
 namespace {
 
@@ -69,6 +70,25 @@ double pick_value(FuzzedDataProvider& in) {
   double v;
   std::memcpy(&v, &bits, sizeof v);
   return v;
+}
+
+// How many scalar fields the state has (RH_STATE_SCALARS, rh/types.hpp).
+#define RH_COUNT_SCALAR(type, name, init, since) +1
+constexpr int kStateScalars = 0 RH_STATE_SCALARS(RH_COUNT_SCALAR);
+#undef RH_COUNT_SCALAR
+
+// A value for a scalar field of rh_state, by its C type: a count or size, a double, or a flag (int32: 0 or 1 valid).
+void pick_into(FuzzedDataProvider& in, std::int64_t& v) { v = pick_i64(in); }
+void pick_into(FuzzedDataProvider& in, double& v) { v = pick_value(in); }
+void pick_into(FuzzedDataProvider& in, std::int32_t& flag) { flag = pick_enum(in, 1); }
+
+// Sets scalar field k (in the list's order) of an rh_state to a value picked by its type.
+void spoil_scalar(FuzzedDataProvider& in, rh_state& s, int k) {
+  int i = 0;
+#define RH_SPOIL_SCALAR(type, name, init, since) \
+  if (i++ == k) pick_into(in, s.name);
+  RH_STATE_SCALARS(RH_SPOIL_SCALAR)
+#undef RH_SPOIL_SCALAR
 }
 
 // Spoils the header of an initialized struct now and then; returns the struct or, rarely, NULL.
@@ -287,24 +307,17 @@ void one_call(FuzzedDataProvider& in, rh_model* m, Buffers& buf, Snapshot& befor
         if (rh_model_get_state(m, &own) != RH_SUCCESS) violated("a live model has a state");
         ps.s.coefficients_length = own.coefficients_length;
         ps.s.information_length = own.information_length;
-        ps.s.n_features = own.n_features;
-        ps.s.n_samples_seen = own.n_samples_seen;
-        ps.s.batch_count = own.batch_count;
-        ps.s.previous_lambda = own.previous_lambda;
-        ps.s.weight_sum = own.weight_sum;
-        ps.s.fit_intercept = own.fit_intercept;
+#define RH_COPY_SCALAR(type, name, init, since) ps.s.name = own.name;
+        RH_STATE_SCALARS(RH_COPY_SCALAR)
+#undef RH_COPY_SCALAR
         for (int k = in.ConsumeIntegralInRange(0, 3); k > 0; --k) {
-          switch (in.ConsumeIntegralInRange(0, 9)) {
+          const int what = in.ConsumeIntegralInRange(0, kStateScalars + 3);
+          switch (what) {
             case 0: ps.s.coefficients_length = pick_i64(in); break;
             case 1: ps.s.information_length = pick_i64(in); break;
-            case 2: ps.s.n_features = pick_i64(in); break;
-            case 3: ps.s.n_samples_seen = pick_i64(in); break;
-            case 4: ps.s.batch_count = pick_i64(in); break;
-            case 5: ps.s.previous_lambda = pick_value(in); break;
-            case 6: ps.s.weight_sum = pick_value(in); break;
-            case 7: ps.s.fit_intercept = pick_enum(in, 1); break;
-            case 8: buf.coefficients[in.ConsumeIntegralInRange<std::size_t>(0, kQ - 1)] = pick_value(in); break;
-            default: buf.information[in.ConsumeIntegralInRange<std::size_t>(0, kQ * kQ - 1)] = pick_value(in); break;
+            case 2: buf.coefficients[in.ConsumeIntegralInRange<std::size_t>(0, kQ - 1)] = pick_value(in); break;
+            case 3: buf.information[in.ConsumeIntegralInRange<std::size_t>(0, kQ * kQ - 1)] = pick_value(in); break;
+            default: spoil_scalar(in, ps.s, what - 4); break;
           }
         }
         if (in.ConsumeIntegralInRange(0, 15) == 0) ps.s.reserved0 = 1;

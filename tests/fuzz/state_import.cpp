@@ -61,6 +61,11 @@ double pick_value(FuzzedDataProvider& in) {
   }
 }
 
+// A value for a scalar field of the state, by its type: a count, a double, a flag.
+void pick_into(FuzzedDataProvider& in, std::int64_t& v) { v = pick_count(in); }
+void pick_into(FuzzedDataProvider& in, double& v) { v = pick_value(in); }
+void pick_into(FuzzedDataProvider& in, bool& flag) { flag = in.ConsumeBool(); }
+
 // K: absent, q2 values of any kind, or q×q mirrored (its diagonal mostly ≥ 0), then perhaps one entry spoiled: an
 // off-diagonal one moved by one ulp (within rounding unless K is tiny) or by 1, or a diagonal one negated.
 void pick_score_variance(FuzzedDataProvider& in, rh::State& st, std::size_t q, std::size_t q2) {
@@ -119,24 +124,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool intercept = in.ConsumeBool();
 
   rh::State st;
-  st.n_features = in.ConsumeBool() ? in.ConsumeIntegralInRange<std::int64_t>(0, 4) : pick_count(in);
-  st.fit_intercept = in.ConsumeBool();
-  st.n_samples_seen = pick_count(in);
-  st.batch_count = pick_count(in);
-  st.previous_lambda = pick_value(in);
-  st.weight_sum = pick_value(in);
+  // Every scalar field of the list (rh/types.hpp) by its type; then n_features mostly small, so that the arrays'
+  // shapes can match it.
+#define RH_PICK_SCALAR(type, name, init, since) pick_into(in, st.name);
+  RH_STATE_SCALARS(RH_PICK_SCALAR)
+#undef RH_PICK_SCALAR
+  if (in.ConsumeBool()) st.n_features = in.ConsumeIntegralInRange<std::int64_t>(0, 4);
   // Mostly the shape n_features implies, sometimes another one.
   const std::int64_t implied = st.n_features >= 0 && st.n_features <= 8 ? st.n_features + st.fit_intercept : 0;
   const auto q = static_cast<std::size_t>(in.ConsumeBool() ? implied : in.ConsumeIntegralInRange(0, 9));
   const std::size_t q2 = in.ConsumeBool() ? q * q : in.ConsumeIntegralInRange<std::size_t>(0, 81);
   for (std::size_t i = 0; i < q; ++i) st.coefficients.push_back(pick_value(in));
   for (std::size_t i = 0; i < q2; ++i) st.information.push_back(pick_value(in));
-  // Consumed last, so that the inputs of the corpus written before K keep their meaning (without K, inference off).
   pick_score_variance(in, st, q, q2);
+  // Mostly what K can hold: no batch (K absent or inference off) or every batch (inference on since the first).
   switch (in.ConsumeIntegralInRange(0, 2)) {
+    case 0: st.score_variance_batches = 0; break;
     case 1: st.score_variance_batches = st.batch_count; break;
-    case 2: st.score_variance_batches = pick_count(in); break;
-    default: break;
+    default: break;  // as picked
   }
   rh::Regressor& m = model_of(dtype, intercept, in.ConsumeBool());
   const rh::State before = m.state();
