@@ -435,7 +435,8 @@ TEST_CASE_TEMPLATE_DEFINE("a group batch in device memory gives the bits of the 
 }
 TEST_CASE_TEMPLATE_APPLY(group_5, DeviceTargets);
 
-// The group kernel's device path (row sums over scratch tiles, the team Cholesky, host rows through the pooled
+// The group kernel's device path (every pass over scratch tiles, the row sums in register blocks of edge 1, 2 and 4
+// as q picks them (q = 3, 4, 21, 32 with one thread a team), the team Cholesky, host rows through the pooled
 // staging), run on a host space one thread a team, against its host path (one pass over the rows, factor_upper, rows
 // read in place): the same bits in every outcome, β and J, over tiles of several rows and ragged, column-major
 // batches. A device runs that path with a team of threads; there, test cases above compare it with single models.
@@ -447,8 +448,15 @@ TEST_CASE_TEMPLATE_DEFINE("the group's device path gives its host path's bits on
   using S = typename T::S;
   using HostPath = detail::GroupEngine<typename T::Traits, S>;
   using DevicePath = detail::GroupEngine<DevicePathOf<typename T::Traits>, S>;
+  using Kernel = detail::GroupNewton<DevicePathOf<typename T::Traits>, S>;
+  // The register blocks the cases below take with one thread a team: every edge.
+  CHECK(Kernel::gram_block(3, 1) == 1);
+  CHECK(Kernel::gram_block(4, 1) == 2);
+  CHECK(Kernel::gram_block(21, 1) == 4);
+  CHECK(Kernel::gram_block(32, 1) == 4);
   const long long models = 5;
-  for (const auto& [p, intercept] : {std::pair<long long, bool>{3, true}, {4, false}, {20, true}, {31, true}})
+  for (const auto& [p, intercept] :
+       {std::pair<long long, bool>{2, true}, {3, true}, {4, false}, {20, true}, {31, true}})
   for (int code = 0; penalty_known(static_cast<Penalty>(code)); ++code) {  // every penalty of the library
     Config config = group_config();
     config.penalty = static_cast<Penalty>(code);

@@ -115,22 +115,16 @@ class GroupEngine final : public GroupEngineBase {
     k.tau = config.tau;
     k.tol = config.tol;
     k.ridge = config.ridge;
-    // The row tiles of a device's row sums in level 0 scratch (at most 24 KiB, 32 to 256 rows); the solve's work
-    // beside them when at least 32 rows still fit there, else in level 1.
     const int league = static_cast<int>(n_tasks);
     typename Newton::Policy probe(space_, league, Kokkos::AUTO);
-    const long long work = static_cast<long long>(Newton::scratch_bytes(k.q)), max0 = probe.scratch_size_max(0);
-    long long tiles = 0;
-    if constexpr (!Traits::host) {
-      const long long row_bytes = (q_ + 2) * static_cast<long long>(sizeof(S)), most = 24576 / row_bytes;
-      const long long beside = std::max<long long>(0, max0 - work - 256) / row_bytes;
-      k.tile_rows = static_cast<int>(std::clamp<long long>(beside >= 32 ? std::min(beside, most) : most, 32, 256));
-      tiles = static_cast<long long>(Newton::tile_bytes(k.q, k.tile_rows));
-    }
-    k.level = work + tiles <= max0 ? 0 : 1;
+    const auto layout = Newton::layout(k.q, team_size(), probe.scratch_size_max(0), Newton::scratch_budget,
+                                       Traits::host);
+    k.level = layout.level;
+    k.tile_rows = layout.tile_rows;
+    k.shared_area = layout.shared_area;
     typename Newton::Policy policy(space_, league, team_size());
-    policy.set_scratch_size(0, Kokkos::PerTeam(static_cast<size_t>(k.level == 0 ? work + tiles : tiles)));
-    if (k.level == 1) policy.set_scratch_size(1, Kokkos::PerTeam(static_cast<size_t>(work)));
+    policy.set_scratch_size(0, Kokkos::PerTeam(layout.level0));
+    if (layout.level1 > 0) policy.set_scratch_size(1, Kokkos::PerTeam(layout.level1));
     Kokkos::parallel_for("rh::group_newton", policy, k);
     std::vector<GroupOutcome> out(tasks.size());
     Kokkos::View<GroupOutcome*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> h(out.data(), out.size());

@@ -6,11 +6,17 @@
 // It is the method of the single-model engine (rh/detail/engine.hpp with the policies of rh/detail/penalties/), with the
 // formulas of rh/detail/method.hpp, the L1 policy's gradient, MakeCandidate, the Cholesky factor of
 // dense/cholesky.hpp and the LU of dense/lu.hpp. It differs in how it sums (per model in one team: each Gram and
-// gradient entry in double, row after row; see row_sums) and in its Newton line search, which evaluates F_b at each step directly,
+// gradient entry in double, row after row; see weighted_sums) and in its Newton line search, which evaluates F_b at each step directly,
 // as §5 states the rule, instead of pricing every step from one pass. Results agree with rh::Regressor within the
 // golden floors (tests/unit/test_group.cpp).
+//
+// On a device every pass over a model's rows goes tile by tile through team scratch (over_tiles): a tile of rows is
+// copied in with coalesced loads, then each row's residual is formed from scratch by one thread, then (for the sums)
+// each thread adds the tile to its block of entries in registers. H and its factor live in the tiles' scratch, which
+// no pass uses while they do: a team needs little enough scratch that many share a multiprocessor.
 #pragma once
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 
 #include "rh/detail/compat.hpp"
 #include "rh/detail/dense/cholesky.hpp"
@@ -28,7 +34,12 @@ namespace rh::detail {
 template <class Traits, class S>
 struct GroupNewton {
   using Space = typename Traits::execution_space;
-  using Policy = Kokkos::TeamPolicy<Space>;
+  // Teams a device's multiprocessor holds at once (8 × 64 threads): the launch bounds keep each thread's registers
+  // and `scratch_budget` each team's level-0 scratch (with Kokkos' reduction space and the 1 KiB the driver keeps a
+  // block, 8 teams fit the 228 KiB of an SM 9.0 multiprocessor) small enough for it.
+  static constexpr int resident_teams = 8;
+  static constexpr long long scratch_budget = 26 * 1024;
+  using Policy = Kokkos::TeamPolicy<Space, Kokkos::LaunchBounds<Traits::group_team_size, resident_teams>>;
   using member_type = typename Policy::member_type;
   using Mem = typename Space::memory_space;
   using Shmem = typename Space::scratch_memory_space;
@@ -46,15 +57,17 @@ struct GroupNewton {
   Kokkos::View<GroupTask*, Mem> tasks;                  // one per team
   Kokkos::View<GroupOutcome*, Mem> outcomes;
   int q = 0, max_iter = 0, level = 0;
-  int tile_rows = 0;        // rows per scratch tile of row_sums' device path (level 0); 0 on a host space
+  int tile_rows = 0;        // rows per scratch tile of the device path (level 0); 0 on a host space
+  bool shared_area = false; // H and its factor in the tiles' area (ScratchLayout)
   long long penalized = 0;  // coefficients [0, penalized) carry the L1 penalty (p: the intercept never does)
   bool has_w = false;
   bool l1 = false;          // the LAMM solver of §6 (the L1 penalty); false: Newton (§5)
   double tau = 0.0, tol = 0.0, ridge = 0.0;
 
   // A team's scratch: β̃, β, the candidate, d, g; H and its factor; δ and Jδ in double; the row sums (the Gram's
-  // upper triangle row by row, then the gradient's u) in double; the solve's report. On a device, in level 0, a
-  // tile of the model's design rows and their weights c and s.
+  // upper triangle row by row, then the gradient's u) in double; the solve's report. On a device, a tile of the
+  // model's design rows and their weights c and s, in one area with H and its factor when they fit in level 0
+  // (`shared_area`: no pass over the rows runs between H's assembly and the end of its solve).
   struct Work {
     SVec tilde, cur, cand, dir, grad;
     SMat hess, fac;
@@ -63,24 +76,83 @@ struct GroupNewton {
     SVec tile_x, tile_c, tile_s;
   };
   KOKKOS_INLINE_FUNCTION static int triangle(int q) { return q * (q + 1) / 2; }
-  static size_t scratch_bytes(int q) {
-    return 5 * (SVec::shmem_size(q) + 64) + 2 * (SMat::shmem_size(q, q) + 64) + 2 * (DVec::shmem_size(q) + 64) +
-           DVec::shmem_size(triangle(q) + q) + 64 + Report::shmem_size() + 64;
+  // Scratch of everything but H, its factor and the tiles.
+  static size_t vector_bytes(int q) {
+    return 5 * (SVec::shmem_size(q) + 64) + 2 * (DVec::shmem_size(q) + 64) + DVec::shmem_size(triangle(q) + q) + 64 +
+           Report::shmem_size() + 64;
   }
-  static size_t tile_bytes(int q, int rows) {
-    return SVec::shmem_size(static_cast<size_t>(rows) * q) + 2 * SVec::shmem_size(rows) + 3 * 64;
+  static size_t square_bytes(int q) { return 2 * (SMat::shmem_size(q, q) + 64); }
+  static size_t area_bytes(long long elements) { return SVec::shmem_size(static_cast<size_t>(elements)) + 64; }
+  static long long tile_elements(int q, int rows) { return static_cast<long long>(rows) * (q + 2); }
+
+  // Where a team's scratch goes (level 0 is the fast one, at most max0 bytes a team).
+  struct ScratchLayout {
+    int level = 0;       // of the vectors (and of H and its factor unless shared_area)
+    int tile_rows = 0;   // 0: no tiles (a host space's path)
+    bool shared_area = false;
+    size_t level0 = 0, level1 = 0;  // bytes a team
+  };
+  // A host space: everything in level 0 when it fits, else in level 1. A device: tiles of a multiple of the team's
+  // threads in rows (each thread then owns the same rows of every tile: over_tiles), as many as fit, with the
+  // vectors, in `budget` bytes (at least 32 rows of one thread, at most 256); H and its factor share their area
+  // when the vectors and they fit in level 0, else all but the tiles go to level 1.
+  static ScratchLayout layout(int q, int threads, long long max0, long long budget, bool host) {
+    ScratchLayout l;
+    const long long vec = static_cast<long long>(vector_bytes(q)), squares = static_cast<long long>(square_bytes(q));
+    if (host) {
+      l.level = vec + squares <= max0 ? 0 : 1;
+      (l.level == 0 ? l.level0 : l.level1) = static_cast<size_t>(vec + squares);
+      l.level0 += area_bytes(0);  // the empty tiles
+      return l;
+    }
+    const long long square_elements = 2LL * q * q;
+    l.shared_area = vec + static_cast<long long>(area_bytes(square_elements)) <= max0;
+    const long long beside = l.shared_area ? vec : 0;
+    const long long room = std::max(budget, l.shared_area ? vec + static_cast<long long>(area_bytes(square_elements)) : 0LL);
+    const long long row_bytes = (q + 2) * static_cast<long long>(sizeof(S));
+    long long rows = std::clamp<long long>((room - beside - 64) / row_bytes, 32, 256);
+    rows = std::max<long long>(threads, rows / threads * threads);
+    const auto area = [&](long long r) {
+      return static_cast<long long>(area_bytes(std::max(tile_elements(q, static_cast<int>(r)), l.shared_area ? square_elements : 0LL)));
+    };
+    while (rows > threads && beside + area(rows) > max0) rows -= threads;
+    l.tile_rows = static_cast<int>(rows);
+    l.level = l.shared_area ? 0 : 1;
+    l.level0 = static_cast<size_t>(beside + area(rows));
+    l.level1 = l.shared_area ? 0 : static_cast<size_t>(vec + squares);
+    return l;
+  }
+
+  // The edge of the register blocks of tile_sums for q and a team of `threads`: the one whose rounds (blocks per
+  // thread) times its work per row (loads, products and sums) is least.
+  KOKKOS_INLINE_FUNCTION static int gram_block(int q, int threads) {
+    int best = 1, best_cost = 0;
+    for (int b = 1; b <= 4; b *= 2) {
+      const int nb = (q + b - 1) / b, items = nb * (nb + 1) / 2 + nb;
+      const int cost = (items + threads - 1) / threads * (b * b + b + 2 * b + 1);
+      if (b == 1 || cost < best_cost) {
+        best = b;
+        best_cost = cost;
+      }
+    }
+    return best;
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     const GroupTask t = tasks(team.league_rank());
-    // A copy of a scratch space allocates from where the copy was made: the tiles come from the same object as the
-    // work when both are in level 0, else their allocations would overlap.
-    auto scratch = team.team_scratch(level), level0 = team.team_scratch(0);
-    auto& tiles = level == 0 ? scratch : level0;
+    // A copy of a scratch space allocates from where the copy was made: one object per level, else allocations
+    // would overlap.
+    auto level0 = team.team_scratch(0), level1 = team.team_scratch(1);
+    auto& scratch = level == 0 ? level0 : level1;
+    const long long tile = static_cast<long long>(tile_rows) * q, square = static_cast<long long>(q) * q;
+    SVec area(level0, static_cast<size_t>(shared_area ? (tile + 2 * tile_rows > 2 * square ? tile + 2 * tile_rows : 2 * square)
+                                                        : tile + 2 * tile_rows));
     Work k{SVec(scratch, q), SVec(scratch, q), SVec(scratch, q), SVec(scratch, q), SVec(scratch, q),
-           SMat(scratch, q, q), SMat(scratch, q, q), DVec(scratch, q), DVec(scratch, q),
-           DVec(scratch, triangle(q) + q), Report(scratch),
-           SVec(tiles, static_cast<size_t>(tile_rows) * q), SVec(tiles, tile_rows), SVec(tiles, tile_rows)};
+           shared_area ? SMat(area.data(), q, q) : SMat(scratch, q, q),
+           shared_area ? SMat(area.data() + square, q, q) : SMat(scratch, q, q),
+           DVec(scratch, q), DVec(scratch, q), DVec(scratch, triangle(q) + q), Report(scratch),
+           SVec(area.data(), static_cast<size_t>(tile)), SVec(area.data() + tile, tile_rows),
+           SVec(area.data() + tile + tile_rows, tile_rows)};
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) {
       k.tilde(j) = beta(t.model, j);
       k.cur(j) = k.tilde(j);
@@ -220,9 +292,18 @@ struct GroupNewton {
     j_delta(team, t, k, v);
     double loss = 0.0, quad = 0.0;
     const S tau_s = static_cast<S>(tau);
-    Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, t.r0, t.r1), [&](const long long i, double& acc) {
-      acc += static_cast<double>(weight(i) * huber_loss(residual(i, v), tau_s));
-    }, loss);
+    if constexpr (Traits::host) {
+      Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, t.r0, t.r1), [&](const long long i, double& acc) {
+        acc += static_cast<double>(weight(i) * huber_loss(residual(i, v), tau_s));
+      }, loss);
+    } else {
+      // The order of TeamThreadRange's reduction: thread y sums rows r0 + y, r0 + y + threads, ... in order (it owns
+      // those rows in every tile), then the team's reduction.
+      over_tiles(team, t, k, v, [&](const long long i, int, const S r) {
+        loss += static_cast<double>(weight(i) * huber_loss(r, tau_s));
+      }, [](int) {});
+      team.team_reduce(Kokkos::Sum<double>(loss));
+    }
     Kokkos::single(Kokkos::PerTeam(team), [&](double& a) {
       for (int j = 0; j < q; ++j) a += k.delta(j) * k.jd(j);
     }, quad);
@@ -238,9 +319,8 @@ struct GroupNewton {
   // sums over rows in order.
   KOKKOS_INLINE_FUNCTION void newton_system(const member_type& team, const GroupTask& t, const Work& k,
                                             bool with_hessian) const {
-    row_weights(team, t, k, true);
     j_delta(team, t, k, k.cur);
-    row_sums(team, t, k, with_hessian, true);
+    weighted_sums(team, t, k, with_hessian, true);
     const int hessian = with_hessian ? q * q : 0;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, hessian + q), [&](const int e) {
       if (e < hessian) {
@@ -262,7 +342,7 @@ struct GroupNewton {
     team.team_barrier();
   }
 
-  // s_i = w ψ(r_i) (with `scores`) and c_i = w φ(r_i) at the current β.
+  // s_i = w ψ(r_i) (with `scores`) and c_i = w φ(r_i) at the current β (a host space's path: in global arrays).
   KOKKOS_INLINE_FUNCTION void row_weights(const member_type& team, const GroupTask& t, const Work& k,
                                           bool scores) const {
     const S tau_s = static_cast<S>(tau), h_s = static_cast<S>(t.h);
@@ -278,17 +358,18 @@ struct GroupNewton {
   // The position of Gram entry (j, m), j ≤ m, in the row sums: the upper triangle row after row.
   KOKKOS_INLINE_FUNCTION int packed(int j, int m) const { return j * q - j * (j - 1) / 2 + (m - j); }
 
-  // The row sums of the model's rows at the current c and s, each entry in double over rows r0, ..., r1 − 1 in
-  // order: with `gram`, the upper triangle Σ c_i x_ij x_im (k.sums(packed(j, m))); with `grad`, u_j = Σ s_i x_ij
-  // (k.sums(triangle + j)). Only where the rows are read from and which loop is outer differ between the paths: a
-  // host space's one thread passes over the rows once, adding each row to every entry; a device team loads the rows
-  // a tile at a time into scratch (coalesced) and each thread adds the tile to its entries.
-  KOKKOS_INLINE_FUNCTION void row_sums(const member_type& team, const GroupTask& t, const Work& k, bool gram,
-                                       bool grad) const {
+  // The row sums of the model's rows at the current β, each entry in double over rows r0, ..., r1 − 1 in order:
+  // with `gram`, the upper triangle Σ c_i x_ij x_im (k.sums(packed(j, m))); with `grad`, u_j = Σ s_i x_ij
+  // (k.sums(triangle + j)); c and s as row_weights forms them. Only where the rows are read from and which loop is
+  // outer differ between the paths: a host space's one thread passes over the rows once, adding each row to every
+  // entry; a device team goes tile by tile (tile_sums).
+  KOKKOS_INLINE_FUNCTION void weighted_sums(const member_type& team, const GroupTask& t, const Work& k, bool gram,
+                                            bool grad) const {
     const int tri = triangle(q);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tri + q), [&](const int e) { k.sums(e) = 0.0; });
     team.team_barrier();
     if constexpr (Traits::host) {
+      row_weights(team, t, k, grad);
       Kokkos::single(Kokkos::PerTeam(team), [&]() {
         for (long long i = t.r0; i < t.r1; ++i) {
           if (gram) {
@@ -306,36 +387,105 @@ struct GroupNewton {
         }
       });
     } else {
-      const int n_gram = gram ? tri : 0, entries = n_gram + (grad ? q : 0);
-      for (long long base = t.r0; base < t.r1; base += tile_rows) {
-        const int rows = static_cast<int>(t.r1 - base < tile_rows ? t.r1 - base : tile_rows);
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows * q), [&](const int e) {
-          k.tile_x(e) = x(base + e / q, e % q);
-        });
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](const int i) {
-          if (gram) k.tile_c(i) = c(base + i);
-          if (grad) k.tile_s(i) = s(base + i);
-        });
-        team.team_barrier();
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, entries), [&](const int e) {
-          if (e < n_gram) {
-            int j = 0, r = e;  // e = packed(j, m)
-            while (r >= q - j) r -= q - j++;
-            const int m = j + r;
-            double a = k.sums(e);
-            for (int i = 0; i < rows; ++i) a += static_cast<double>(k.tile_c(i) * k.tile_x(i * q + j) * k.tile_x(i * q + m));
-            k.sums(e) = a;
-          } else {
-            const int j = e - n_gram;
-            double a = k.sums(tri + j);
-            for (int i = 0; i < rows; ++i) a += static_cast<double>(k.tile_s(i) * k.tile_x(i * q + j));
-            k.sums(tri + j) = a;
-          }
-        });
-        team.team_barrier();
-      }
+      const S tau_s = static_cast<S>(tau), h_s = static_cast<S>(t.h);
+      const int block = gram ? gram_block(q, team.team_size()) : 1;
+      over_tiles(team, t, k, k.cur, [&](const long long i, const int row, const S r) {
+        const S wi = weight(i);
+        if (grad) k.tile_s(row) = wi * huber_score(r, tau_s);
+        if (gram) k.tile_c(row) = wi * smoothed_curvature(r, tau_s, h_s);
+      }, [&](const int rows) {
+        if (block == 4) tile_sums<4>(team, k, rows, gram, grad);
+        else if (block == 2) tile_sums<2>(team, k, rows, gram, grad);
+        else tile_sums<1>(team, k, rows, gram, grad);
+      });
     }
     team.team_barrier();
+  }
+
+  // A device's pass over the model's rows at v, tile after tile: the tile's rows are copied into scratch (X is
+  // row-major with rows of q: the tile is one contiguous stretch, read coalesced), then each row's residual
+  // y_i − x_iᵀv is formed from scratch by the thread that owns row i (i − r0 = rank + threads·n) and given to
+  // row(i, i − base, r), then tile(rows) runs on the whole team.
+  static constexpr int load_depth = 8;
+  template <class Row, class Tile>
+  KOKKOS_INLINE_FUNCTION void over_tiles(const member_type& team, const GroupTask& t, const Work& k, const SVec& v,
+                                         const Row& row, const Tile& tile) const {
+    const int threads = team.team_size(), rank = team.team_rank();
+    for (long long base = t.r0; base < t.r1; base += tile_rows) {
+      const int rows = static_cast<int>(t.r1 - base < tile_rows ? t.r1 - base : tile_rows);
+      const S* from = &x(base, 0);
+      const int n = rows * q;
+      for (int e0 = rank; e0 < n; e0 += threads * load_depth) {  // load_depth loads in flight per thread
+        S v[load_depth];
+        for (int u = 0; u < load_depth; ++u) v[u] = e0 + u * threads < n ? from[e0 + u * threads] : S(0);
+        for (int u = 0; u < load_depth; ++u)
+          if (e0 + u * threads < n) k.tile_x(e0 + u * threads) = v[u];
+      }
+      team.team_barrier();
+      const SMat rows_x(k.tile_x.data(), rows, q);
+      for (int i = rank; i < rows; i += threads) row(base + i, i, y(base + i) - row_dot<S, BaselineIsa>(rows_x, i, v, q));
+      team.team_barrier();
+      tile(rows);
+      team.team_barrier();
+    }
+  }
+
+  // Adds a tile's rows to the row sums: each thread takes B×B blocks (J, M), J ≤ M, of the Gram's upper triangle
+  // (then B-blocks of the gradient) and keeps their entries in registers while it goes over the rows in order; each
+  // entry (j, m) still adds (c x_j) x_m, row after row, as the host path does. A column past q reads column q − 1
+  // and its entries are never stored.
+  template <int B>
+  KOKKOS_INLINE_FUNCTION void tile_sums(const member_type& team, const Work& k, int rows, bool gram, bool grad) const {
+    const int nb = (q + B - 1) / B, pairs = gram ? nb * (nb + 1) / 2 : 0, items = pairs + (grad ? nb : 0);
+    const int tri = triangle(q);
+    const S* tx = k.tile_x.data();
+    for (int item = team.team_rank(); item < items; item += team.team_size()) {
+      if (item < pairs) {
+        int jb = 0, r = item;  // item = the packed index of block (jb, mb) over nb blocks
+        while (r >= nb - jb) r -= nb - jb++;
+        const int mb = jb + r;
+        int jc[B], mc[B];
+        for (int a = 0; a < B; ++a) {
+          jc[a] = jb * B + a < q ? jb * B + a : q - 1;
+          mc[a] = mb * B + a < q ? mb * B + a : q - 1;
+        }
+        double acc[B][B];
+        for (int a = 0; a < B; ++a)
+          for (int b = 0; b < B; ++b) {
+            const int j = jb * B + a, m = mb * B + b;
+            acc[a][b] = j < q && m < q && j <= m ? k.sums(packed(j, m)) : 0.0;
+          }
+        for (int i = 0; i < rows; ++i) {
+          const S* xi = tx + i * q;
+          const S ci = k.tile_c(i);
+          S cx[B], xm[B];
+          for (int a = 0; a < B; ++a) cx[a] = ci * xi[jc[a]];
+          for (int b = 0; b < B; ++b) xm[b] = xi[mc[b]];
+          for (int a = 0; a < B; ++a)
+            for (int b = 0; b < B; ++b) acc[a][b] += static_cast<double>(cx[a] * xm[b]);
+        }
+        for (int a = 0; a < B; ++a)
+          for (int b = 0; b < B; ++b) {
+            const int j = jb * B + a, m = mb * B + b;
+            if (j < q && m < q && j <= m) k.sums(packed(j, m)) = acc[a][b];
+          }
+      } else {
+        const int jb = item - pairs;
+        int jc[B];
+        double acc[B];
+        for (int a = 0; a < B; ++a) {
+          jc[a] = jb * B + a < q ? jb * B + a : q - 1;
+          acc[a] = jb * B + a < q ? k.sums(tri + jb * B + a) : 0.0;
+        }
+        for (int i = 0; i < rows; ++i) {
+          const S* xi = tx + i * q;
+          const S si = k.tile_s(i);
+          for (int a = 0; a < B; ++a) acc[a] += static_cast<double>(si * xi[jc[a]]);
+        }
+        for (int a = 0; a < B; ++a)
+          if (jb * B + a < q) k.sums(tri + jb * B + a) = acc[a];
+      }
+    }
   }
 
   // d = H⁻¹ g: Cholesky when the ridge makes H positive definite (H is assembled symmetric), else or when it gives
@@ -409,8 +559,7 @@ struct GroupNewton {
   // finite (else the model keeps its state and the outcome says so).
   KOKKOS_INLINE_FUNCTION void commit(const member_type& team, const GroupTask& t, const Work& k,
                                      GroupOutcome& out) const {
-    row_weights(team, t, k, false);
-    row_sums(team, t, k, true, false);
+    weighted_sums(team, t, k, true, false);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q * q), [&](const int e) {
       const int j = e / q, m = e % q;
       if (m < j) return;

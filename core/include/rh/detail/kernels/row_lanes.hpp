@@ -44,7 +44,9 @@ KOKKOS_INLINE_FUNCTION RowDots<S> row_lanes(const At& at, long long q) {
   long long j = 0;
   for (; j + L <= q; j += L)
     for (int l = 0; l < L; ++l) add_to_lane<Line>(a, b, m, l, at.x(j + l), at.v(j + l), at.v2(j + l));
-  for (int l = 0; j < q; ++j, ++l) add_to_lane<Line>(a, b, m, l, at.x(j), at.v(j), at.v2(j));
+  // The rest, term j + l into lane l: a constant lane index, so a GPU keeps the lanes in registers.
+  for (int l = 0; l < L; ++l)
+    if (j + l < q) add_to_lane<Line>(a, b, m, l, at.x(j + l), at.v(j + l), at.v2(j + l));
   return {combine_lanes(a), combine_lanes(b), combine_lanes(m)};
 }
 
