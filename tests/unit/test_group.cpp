@@ -309,7 +309,8 @@ TEST_CASE_TEMPLATE_DEFINE("group models over large, column-major and padded batc
   const long long models = 5;
   // Not p = 20 without the intercept: there (a misspecified, badly conditioned fit) penalty none's β differs from the
   // single model's by up to 6e-8 after the same iterations, beyond the float64 floor; see docs/api.md, "Model groups".
-  for (const auto& [p, intercept] : {std::pair<long long, bool>{3, true}, {3, false}, {20, true}})
+  // p = 32 with the intercept: q = 33, the few-large shape's, whose row sums take 4×4 register blocks on a device.
+  for (const auto& [p, intercept] : {std::pair<long long, bool>{3, true}, {3, false}, {20, true}, {32, true}})
   for (int code = 0; penalty_known(static_cast<Penalty>(code)); ++code) {  // every penalty of the library
     const Penalty penalty = static_cast<Penalty>(code);
     if (penalty == Penalty::l1 && T::dtype == Dtype::f32) continue;  // refused (group_3)
