@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "platform.hpp"
 #include "rh/detail/compat.hpp"
 #include "rh/detail/compiled_spaces.hpp"
 #include "rh/detail/engine_base.hpp"
@@ -42,9 +43,16 @@ bool with_compiled_space(Space space, F&& f) {
 namespace {
 std::mutex init_mutex;
 bool initialized_by_us = false;
+// The host threads Kokkos::initialize started (Windows only; platform.hpp says why they are waited for).
+std::vector<std::intptr_t> kokkos_threads;
+
+void finalize_kokkos() {
+  Kokkos::finalize();
+  platform::wait_for_threads_to_end(kokkos_threads, 5.0);  // they end within milliseconds of being let go
+}
 
 void finalize_at_exit() {
-  if (Kokkos::is_initialized()) Kokkos::finalize();
+  if (Kokkos::is_initialized()) finalize_kokkos();
 }
 }  // namespace
 
@@ -64,7 +72,8 @@ void initialize_runtime(const RuntimeOptions& options) {
   if (initialized_by_us)  // Kokkos cannot be initialized twice in one process
     throw Error(Errc::invalid_state, "Kokkos was already finalized; the library cannot be used any more");
   try {
-    compat::initialize_kokkos(options.num_threads, options.device_id);
+    kokkos_threads = platform::run_recording_new_threads(
+        [&] { compat::initialize_kokkos(options.num_threads, options.device_id); });
   } catch (const std::exception& e) {  // e.g. a CUDA build on a machine without a usable GPU driver
     throw Error(Errc::unavailable, fmt::format("Kokkos could not be initialized: {}", e.what()));
   }
@@ -74,7 +83,7 @@ void initialize_runtime(const RuntimeOptions& options) {
 
 void finalize_runtime() {
   std::lock_guard<std::mutex> lock(init_mutex);
-  if (initialized_by_us && Kokkos::is_initialized()) Kokkos::finalize();
+  if (initialized_by_us && Kokkos::is_initialized()) finalize_kokkos();
   initialized_by_us = true;  // from now on initialize_runtime refuses, whether or not Kokkos had been started
 }
 

@@ -9,7 +9,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <random>
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace rh::platform {
 
@@ -72,5 +74,15 @@ double thread_cpu_seconds(std::intptr_t clock) noexcept;
 // The machine's threads that run or wait for a core now, the calling one included, or -1 when the platform cannot
 // say. Linux: /proc/loadavg's fourth field (the whole machine's, also inside a container).
 int runnable_threads() noexcept;
+
+// Runs `start` and returns the threads it created and left running (Kokkos::initialize's host workers), for
+// wait_for_threads_to_end. Kokkos::finalize tells those workers to stop but does not join them (they are
+// detached), so they may still be on their way out when the program returns from main. A Windows process's exit
+// ends every other thread wherever it is, and one ended while it held a lock of the C runtime or the heap leaves
+// the exit waiting for that lock forever (docs/windows.md, "Shutdown"). POSIX: none are recorded, as the end of a
+// process there runs nothing that such a thread could block.
+std::vector<std::intptr_t> run_recording_new_threads(const std::function<void()>& start);
+// Waits until every thread of `threads` has ended, at most `seconds` in all, then forgets them (closes the handles).
+void wait_for_threads_to_end(std::vector<std::intptr_t>& threads, double seconds) noexcept;
 
 }  // namespace rh::platform

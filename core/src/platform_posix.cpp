@@ -191,4 +191,11 @@ int runnable_threads() noexcept {
   return digits > 0 && *p == '/' ? running : -1;
 }
 
+std::vector<std::intptr_t> run_recording_new_threads(const std::function<void()>& start) {
+  start();
+  return {};
+}
+
+void wait_for_threads_to_end(std::vector<std::intptr_t>& threads, double) noexcept { threads.clear(); }
+
 }  // namespace rh::platform

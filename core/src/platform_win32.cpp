@@ -6,12 +6,15 @@
 #define WIN32_LEAN_AND_MEAN
 #endif
 #include <windows.h>
+// after windows.h, which it needs
+#include <tlhelp32.h>
 
 #if defined(_M_X64) || defined(__x86_64__)
 #include <intrin.h>
 #endif
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <utility>
 
 #include "platform.hpp"
@@ -248,5 +251,45 @@ double thread_cpu_seconds(std::intptr_t clock) noexcept { return cycle_seconds(r
 
 // Windows has no cheap count of the threads that run or wait for a core.
 int runnable_threads() noexcept { return -1; }
+
+namespace {
+// The ids of this process's threads now (none when the system cannot list them).
+std::vector<DWORD> thread_ids() {
+  std::vector<DWORD> ids;
+  const HANDLE snapshot = ::CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0);
+  if (snapshot == INVALID_HANDLE_VALUE) return ids;
+  THREADENTRY32 entry{};
+  entry.dwSize = sizeof(entry);
+  const DWORD self = ::GetCurrentProcessId();
+  for (BOOL more = ::Thread32First(snapshot, &entry); more; more = ::Thread32Next(snapshot, &entry))
+    if (entry.th32OwnerProcessID == self) ids.push_back(entry.th32ThreadID);
+  ::CloseHandle(snapshot);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+}  // namespace
+
+std::vector<std::intptr_t> run_recording_new_threads(const std::function<void()>& start) {
+  const std::vector<DWORD> before = thread_ids();
+  start();
+  std::vector<std::intptr_t> started;
+  for (DWORD id : thread_ids()) {
+    if (std::binary_search(before.begin(), before.end(), id)) continue;
+    // A thread that has ended already, or that another of the program's threads started meanwhile and that has
+    // ended by the time of the wait, costs nothing; one that cannot be opened is not waited for.
+    if (HANDLE thread = ::OpenThread(SYNCHRONIZE, FALSE, id)) started.push_back(reinterpret_cast<std::intptr_t>(thread));
+  }
+  return started;
+}
+
+void wait_for_threads_to_end(std::vector<std::intptr_t>& threads, double seconds) noexcept {
+  const ULONGLONG deadline = ::GetTickCount64() + static_cast<ULONGLONG>(seconds * 1000.0);
+  for (std::intptr_t thread : threads) {
+    const ULONGLONG now = ::GetTickCount64();
+    ::WaitForSingleObject(reinterpret_cast<HANDLE>(thread), now < deadline ? static_cast<DWORD>(deadline - now) : 0);
+    ::CloseHandle(reinterpret_cast<HANDLE>(thread));
+  }
+  threads.clear();
+}
 
 }  // namespace rh::platform

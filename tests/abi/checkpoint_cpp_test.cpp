@@ -161,12 +161,14 @@ TEST_CASE("a file with more bytes than it declares is read no further than neede
   feed<double>(m, make_batch(20, 2, 6));
   std::vector<std::uint8_t> bytes = rh::save_checkpoint(m);
   bytes.resize(bytes.size() + 300000, 0);  // several read chunks of trailing data
-  if (std::FILE* f = std::fopen("cpp_trailing.rhckpt", "wb")) {
+  // One name per space: ctest -j runs the entries of every space at once in one folder.
+  const std::string path = std::string("cpp_trailing_") + rh::space_name(space_under_test()) + ".rhckpt";
+  if (std::FILE* f = std::fopen(path.c_str(), "wb")) {
     std::fwrite(bytes.data(), 1, bytes.size(), f);
     std::fclose(f);
   }
-  CHECK(error_of([&] { rh::read_checkpoint_file("cpp_trailing.rhckpt"); }) == rh::Errc::corrupt_data);
-  std::remove("cpp_trailing.rhckpt");
+  CHECK(error_of([&] { rh::read_checkpoint_file(path); }) == rh::Errc::corrupt_data);
+  std::remove(path.c_str());
 }
 
 // ---- Checkpoint files on hostile paths and headers ------------------------------------------------------------------
