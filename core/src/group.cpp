@@ -52,8 +52,6 @@ RegressorGroup::RegressorGroup(Space space, Dtype dtype, const Config& config, s
   if (!detail::group_solves(config.penalty))
     throw Error(Errc::unavailable,
                 fmt::format("penalty {} is not available in a model group yet", penalty_name(config.penalty)));
-  if (config.penalty == Penalty::l1 && dtype == Dtype::f32)  // docs/api.md, "Model groups": not yet within the floors
-    throw Error(Errc::unavailable, "penalty l1 is not available in a float32 model group yet");
   if (config.inference)
     throw Error(Errc::unavailable, "inference is not available in a model group yet");
   if (static_cast<double>(n_models) * static_cast<double>(q) * static_cast<double>(q) * 2.0 *

@@ -20,12 +20,14 @@
 namespace rh::test {
 namespace {
 
-// The golden floors of golden/README.md ("Tolerance floors"), rtol / atol. The group's team kernel sums a model's rows
-// in another order than the engine's fixed chunks, so float64 takes the floor set for a space that sums in another
-// order (CUDA's, 1e-8 / 2e-9), not the host's bitwise-path floor: at tol 1e-10 the line search's last accept/reject is
-// decided by rounding and the stopping rule fixes beta only to about sqrt(eps) (docs/method.md section 5, "How far
-// this rule determines beta"). Measured here (MESSAGE below): float64 up to 6.4e-10 absolute, 3.5e-9 relative on one
-// coefficient; float32 (its own floor, 3e-4 / 3e-5) up to 2.3e-5 absolute. See docs/api.md, "Model groups".
+// The floors of docs/support-matrix.md ("Golden replay per space"; tools/golden_floors.h), rtol / atol. A group model
+// sums its rows as the engine does (the same chunks, rh/detail/row_chunks.hpp), but its Newton line search evaluates
+// each step directly and forms residuals and the Gram afresh, where the engine prices the steps from one pass and
+// updates both by the accepted step. So penalty none takes the float64 floor of a space that sums in another order
+// (CUDA's, 1e-8 / 2e-9), not the host's bitwise path: at tol 1e-6 the line search's last accept/reject can be decided
+// by rounding (docs/method.md section 5, "How far this rule determines beta"); float32 the float32 cases' 3e-4 /
+// 3e-5. Measured here (MESSAGE below, Serial and OpenMP): float64 up to 2.8e-9 absolute, float32 up to 2.4e-5. Penalty
+// l1 makes the engine's decisions from the same sums: bitwise (l1_bitwise). See docs/api.md, "Model groups".
 template <class T>
 bool close(double a, double b) {
   const double rtol = T::dtype == Dtype::f64 ? RH_GOLDEN_CUDA_F64_FLOOR_RTOL : 3e-4;
@@ -50,6 +52,19 @@ void check_close_state(const State& a, const State& e, double& worst_beta, doubl
     CHECK(close<T>(a.information[j] / jmax, e.information[j] / jmax));
     worst_info = std::max(worst_info, std::fabs(a.information[j] - e.information[j]) / jmax);
   }
+}
+
+// l1_bitwise: with penalty l1 on a host space the group's LAMM makes the engine's decisions from the engine's sums in
+// the engine's order, so every β and J has the engine's bits. Not where the compiler may fuse multiply-adds (an -march
+// with FMA: it may fuse the two codes' products differently); the portable build has none.
+template <class T>
+void check_l1_bitwise(Penalty penalty, double worst_beta, double worst_info) {
+#if !defined(__FMA__)
+  if (penalty == Penalty::l1 && T::Traits::host) {
+    CHECK(worst_beta == 0.0);
+    CHECK(worst_info == 0.0);
+  }
+#endif
 }
 
 // The models' data: model m has its own coefficients and, every 7th row, a gross outlier (the Huber loss matters).
@@ -130,7 +145,6 @@ TEST_CASE_TEMPLATE_DEFINE("group models equal single-model fits of the same rows
   for (const bool weights : {false, true})
   for (int code = 0; penalty_known(static_cast<Penalty>(code)); ++code) {  // every penalty of the library
     const Penalty penalty = static_cast<Penalty>(code);
-    if (penalty == Penalty::l1 && T::dtype == Dtype::f32) continue;  // refused (group_3)
     CAPTURE(weights);
     CAPTURE(std::string(penalty_name(penalty)));
     Config config = group_config();
@@ -173,9 +187,8 @@ TEST_CASE_TEMPLATE_DEFINE("group models equal single-model fits of the same rows
         check_close_state<T>(a, e, worst_beta, worst_info);
       }
     }
-    // Not bitwise: the group sums each model's Gram and gradient in double, row after row, and its line search
-    // evaluates each step directly; the engine sums in the dtype by row chunks and prices the steps from one pass.
     MESSAGE(T::name(), " ", std::string(penalty_name(penalty)), " weights=", weights, ": worst |Δβ| ", worst_beta, ", worst |ΔJ|/max|J| ", worst_info);
+    check_l1_bitwise<T>(penalty, worst_beta, worst_info);
     // predict: each row by its own model's coefficients, as that model's single fit predicts it.
     const auto rows = stack<S>(data, st.start[0], std::vector<long long>(models, 5), false);
     std::vector<S> out(rows.y.size());
@@ -252,8 +265,7 @@ TEST_CASE_TEMPLATE_DEFINE("bad groups and bad group batches are refused and chan
   CHECK(!code([&] { RegressorGroup(T::space, T::dtype, c, models, group_max_coefficients - 1); }));
   Config l1 = c;
   l1.penalty = Penalty::l1;
-  CHECK(code([&] { RegressorGroup(T::space, T::dtype, l1, models, p); }) ==
-        (T::dtype == Dtype::f32 ? std::optional<Errc>(Errc::unavailable) : std::nullopt));
+  CHECK(!code([&] { RegressorGroup(T::space, T::dtype, l1, models, p); }));  // every dtype
   Config inference = c;
   inference.inference = true;
   CHECK(code([&] { RegressorGroup(T::space, T::dtype, inference, models, p); }) == Errc::unavailable);
@@ -307,13 +319,21 @@ TEST_CASE_TEMPLATE_DEFINE("group models over large, column-major and padded batc
                           group_4) {
   using S = typename T::S;
   const long long models = 5;
-  // Not p = 20 without the intercept: there (a misspecified, badly conditioned fit) penalty none's β differs from the
-  // single model's by up to 6e-8 after the same iterations, beyond the float64 floor; see docs/api.md, "Model groups".
   // p = 32 with the intercept: q = 33, the few-large shape's, whose row sums take 4×4 register blocks on a device.
-  for (const auto& [p, intercept] : {std::pair<long long, bool>{3, true}, {3, false}, {20, true}, {32, true}})
+  for (const auto& [p, intercept] :
+       {std::pair<long long, bool>{3, true}, {3, false}, {20, true}, {20, false}, {32, true}})
   for (int code = 0; penalty_known(static_cast<Penalty>(code)); ++code) {  // every penalty of the library
     const Penalty penalty = static_cast<Penalty>(code);
-    if (penalty == Penalty::l1 && T::dtype == Dtype::f32) continue;  // refused (group_3)
+    // Not penalty none with p = 20 and no intercept (the data have an intercept of 0.5: a misspecified fit, whose
+    // last Newton steps are long, about 5e-8, and change F_b by its rounding, 1e-15): there the last step's
+    // acceptance is decided by rounding, and the group's iterates differ from the engine's by 1e-16 before it,
+    // because the engine carries each row's residual as r + t·u from its line-search pass and updates its Gram by
+    // the rows whose curvature changed (kernels/accept_step.hpp), where the group forms y − x·β and the whole Gram
+    // again each iteration. Measured on Serial: batch 0, model 1 equal to 2e-16 through iteration 7 of 8; at the
+    // end β differs by up to 4.3e-9 and J by 1.4e-8 of its largest entry (float32: 5.8e-5, 1.4e-4), past the
+    // floors, though within the stopping rule's own accuracy (tol 1e-6). Replacing the engine's Gram update by a
+    // full Gram moves the difference to another model, not away. docs/api.md, "Model groups".
+    if (penalty == Penalty::none && p == 20 && !intercept) continue;
     CAPTURE(p);
     CAPTURE(intercept);
     CAPTURE(std::string(penalty_name(penalty)));
@@ -371,6 +391,7 @@ TEST_CASE_TEMPLATE_DEFINE("group models over large, column-major and padded batc
     }
     MESSAGE("group digest ", T::name(), " p=", p, " intercept=", intercept, " ", std::string(penalty_name(penalty)),
             ": ", digest, "; worst |Δβ| ", worst_beta, ", worst |ΔJ|/max|J| ", worst_info);
+    check_l1_bitwise<T>(penalty, worst_beta, worst_info);
   }
 }
 TEST_CASE_TEMPLATE_APPLY(group_4, Targets);
@@ -462,7 +483,6 @@ TEST_CASE_TEMPLATE_DEFINE("the group's device path gives its host path's bits on
     Config config = group_config();
     config.penalty = static_cast<Penalty>(code);
     config.fit_intercept = intercept;
-    if (config.penalty == Penalty::l1 && T::dtype == Dtype::f32) continue;
     CAPTURE(p);
     CAPTURE(intercept);
     CAPTURE(code);

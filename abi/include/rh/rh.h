@@ -329,7 +329,7 @@ RH_API rh_status rh_model_load_checkpoint_file(rh_model* model, const char* path
 
 /* config: as for rh_model_create (space, dtype, device and threads included); inference must be 0. n_models >= 1,
  * n_features >= 1, n_features + fit_intercept <= 64. RH_UNAVAILABLE for what groups cannot do (docs/api.md, "Model
- * groups": penalty l1 in float32, inference), RH_ALLOCATION_FAILED beyond the memory limit. */
+ * groups": inference), RH_ALLOCATION_FAILED beyond the memory limit. */
 RH_API rh_status rh_group_create(uint32_t abi_version, const rh_config* config, int64_t n_models, int64_t n_features,
                                  rh_group** group) RH_NOEXCEPT;
 /* NULL is accepted and does nothing; otherwise as rh_model_destroy. */

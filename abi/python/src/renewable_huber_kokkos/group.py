@@ -26,7 +26,7 @@ class RegressorGroup:
     ``ridge``, ``dtype``, ``n_jobs``, ``space``, ``device_id``; ``space="auto"`` takes the host-parallel space, as
     the estimator does for host arrays). Arrays are host arrays (NumPy, or anything NumPy converts); a group reads
     host memory only, so CUDA arrays (CuPy, PyTorch) are refused: copy them to the host first. What a group cannot
-    do yet (penalty "l1" in float32, inference) raises UnavailableError when it is made.
+    do yet (inference) raises UnavailableError when it is made.
     """
 
     def __init__(self, n_models: int, n_features: int, **settings: Any) -> None:

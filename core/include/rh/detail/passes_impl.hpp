@@ -15,6 +15,7 @@
 #include "rh/detail/kernels.hpp"
 #include "rh/detail/staging_pool.hpp"
 #include "rh/detail/passes.hpp"
+#include "rh/detail/row_chunks.hpp"
 
 namespace rh::detail {
 
@@ -54,17 +55,13 @@ void in_one_exchange(const Chunks& chunks, bool fuse, Pass&& pass, const Alongsi
 // changes.
 inline long long gradient_offset(long long q) { return q * q; }
 
-// The per-chunk partial Gram costs chunks·(q²+q) values written and read back each iteration: keep it below a
-// quarter of X (n·q values) where that still leaves min_chunks chunks, and never give a chunk fewer rows than one
-// staging block. A function of n and q only, so results never depend on the thread count.
+// rh/detail/row_chunks.hpp: a function of n and q only, so results never depend on the thread count.
 template <class Traits, class S>
 Chunks Passes<Traits, S>::chunks_for(long long n, long long q) const {
-  const long long by_size = (n * q) / (4 * (q * q + q));
-  long long count = std::min(Traits::max_chunks, std::max(Traits::min_chunks, by_size));
-  count = std::min(count, std::max<long long>(1, n / Traits::stage_rows));
+  const ChunkShape shape = row_chunks<Traits>(n, q);
   Chunks c;
-  c.rows = (n + count - 1) / count;
-  c.count = (n + c.rows - 1) / c.rows;
+  c.rows = shape.rows;
+  c.count = shape.count;
   return c;
 }
 

@@ -5,10 +5,11 @@
 //
 // It is the method of the single-model engine (rh/detail/engine.hpp with the policies of rh/detail/penalties/), with the
 // formulas of rh/detail/method.hpp, the L1 policy's gradient, MakeCandidate, the Cholesky factor of
-// dense/cholesky.hpp and the LU of dense/lu.hpp. It differs in how it sums (per model in one team: each Gram and
-// gradient entry in double, row after row; see weighted_sums) and in its Newton line search, which evaluates F_b at each step directly,
-// as §5 states the rule, instead of pricing every step from one pass. Results agree with rh::Regressor within the
-// golden floors (tests/unit/test_group.cpp).
+// dense/cholesky.hpp and the LU of dense/lu.hpp, and it sums a model's rows as the engine sums a batch's: in the dtype,
+// by the engine's row chunks (rh/detail/row_chunks.hpp; see weighted_sums and objective). It differs in its Newton
+// line search, which evaluates F_b at each step directly, as §5 states the rule, instead of pricing every step from
+// one pass, and so forms residuals and the Gram afresh each iteration. On a host space LAMM (L1) gives the engine's
+// bits and Newton agrees within the golden floors (tests/unit/test_group.cpp).
 //
 // On a device every pass over a model's rows goes tile by tile through team scratch (over_tiles): a tile of rows is
 // copied in with coalesced loads, then each row's residual is formed from scratch by one thread, then (for the sums)
@@ -28,6 +29,7 @@
 #include "rh/detail/method.hpp"
 #include "rh/detail/penalties/l1.hpp"
 #include "rh/detail/penalty.hpp"
+#include "rh/detail/row_chunks.hpp"
 
 namespace rh::detail {
 
@@ -65,21 +67,22 @@ struct GroupNewton {
   double tau = 0.0, tol = 0.0, ridge = 0.0;
 
   // A team's scratch: β̃, β, the candidate, d, g; H and its factor; δ and Jδ in double; the row sums (the Gram's
-  // upper triangle row by row, then the gradient's u) in double; the solve's report. On a device, a tile of the
+  // upper triangle row by row, then the gradient's u) and the current row chunk's part of them; the solve's report. On a device, a tile of the
   // model's design rows and their weights c and s, in one area with H and its factor when they fit in level 0
   // (`shared_area`: no pass over the rows runs between H's assembly and the end of its solve).
   struct Work {
     SVec tilde, cur, cand, dir, grad;
     SMat hess, fac;
-    DVec delta, jd, sums;
+    DVec delta, jd;
+    SVec sums, part;
     Report report;
     SVec tile_x, tile_c, tile_s;
   };
   KOKKOS_INLINE_FUNCTION static int triangle(int q) { return q * (q + 1) / 2; }
   // Scratch of everything but H, its factor and the tiles.
   static size_t vector_bytes(int q) {
-    return 5 * (SVec::shmem_size(q) + 64) + 2 * (DVec::shmem_size(q) + 64) + DVec::shmem_size(triangle(q) + q) + 64 +
-           Report::shmem_size() + 64;
+    return 5 * (SVec::shmem_size(q) + 64) + 2 * (DVec::shmem_size(q) + 64) +
+           2 * (SVec::shmem_size(triangle(q) + q) + 64) + Report::shmem_size() + 64;
   }
   static size_t square_bytes(int q) { return 2 * (SMat::shmem_size(q, q) + 64); }
   static size_t area_bytes(long long elements) { return SVec::shmem_size(static_cast<size_t>(elements)) + 64; }
@@ -140,17 +143,18 @@ struct GroupNewton {
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     const GroupTask t = tasks(team.league_rank());
-    // A copy of a scratch space allocates from where the copy was made: one object per level, else allocations
-    // would overlap.
+    // A copy of a scratch space allocates from where the copy was made: one object per region, else allocations
+    // would overlap. Kokkos' host teams have one region for both levels (team_scratch(1) is team_scratch(0)).
     auto level0 = team.team_scratch(0), level1 = team.team_scratch(1);
-    auto& scratch = level == 0 ? level0 : level1;
+    auto& scratch = level == 0 || host_memory_v<Space> ? level0 : level1;
     const long long tile = static_cast<long long>(tile_rows) * q, square = static_cast<long long>(q) * q;
     SVec area(level0, static_cast<size_t>(shared_area ? (tile + 2 * tile_rows > 2 * square ? tile + 2 * tile_rows : 2 * square)
                                                         : tile + 2 * tile_rows));
     Work k{SVec(scratch, q), SVec(scratch, q), SVec(scratch, q), SVec(scratch, q), SVec(scratch, q),
            shared_area ? SMat(area.data(), q, q) : SMat(scratch, q, q),
            shared_area ? SMat(area.data() + square, q, q) : SMat(scratch, q, q),
-           DVec(scratch, q), DVec(scratch, q), DVec(scratch, triangle(q) + q), Report(scratch),
+           DVec(scratch, q), DVec(scratch, q), SVec(scratch, triangle(q) + q), SVec(scratch, triangle(q) + q),
+           Report(scratch),
            SVec(area.data(), static_cast<size_t>(tile)), SVec(area.data() + tile, tile_rows),
            SVec(area.data() + tile + tile_rows, tile_rows)};
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) {
@@ -292,16 +296,30 @@ struct GroupNewton {
     j_delta(team, t, k, v);
     double loss = 0.0, quad = 0.0;
     const S tau_s = static_cast<S>(tau);
+    // By the single model's row chunks (rh/detail/row_chunks.hpp): each chunk's rows in order from 0, then the chunks
+    // in order, as the engine sums F_b's loss; a device's thread does so over the rows it owns.
+    const long long chunk = row_chunks<Traits>(t.r1 - t.r0, q).rows;
     if constexpr (Traits::host) {
-      Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, t.r0, t.r1), [&](const long long i, double& acc) {
-        acc += static_cast<double>(weight(i) * huber_loss(residual(i, v), tau_s));
-      }, loss);
+      for (long long c0 = t.r0; c0 < t.r1; c0 += chunk) {
+        double part = 0.0;
+        Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, c0, t.r1 - c0 < chunk ? t.r1 : c0 + chunk),
+                                [&](const long long i, double& acc) {
+                                  acc += static_cast<double>(weight(i) * huber_loss(residual(i, v), tau_s));
+                                }, part);
+        loss += part;
+      }
     } else {
-      // The order of TeamThreadRange's reduction: thread y sums rows r0 + y, r0 + y + threads, ... in order (it owns
-      // those rows in every tile), then the team's reduction.
+      // Thread y sums rows r0 + y, r0 + y + threads, ... in order (it owns those rows in every tile), a chunk's part
+      // at a time, then the team's reduction. A team of one thread (a host space) sums as the host path does.
+      double part = 0.0;
       over_tiles(team, t, k, v, [&](const long long i, int, const S r) {
-        loss += static_cast<double>(weight(i) * huber_loss(r, tau_s));
-      }, [](int) {});
+        if (i != t.r0 && (i - t.r0) % chunk == 0) {
+          loss += part;
+          part = 0.0;
+        }
+        part += static_cast<double>(weight(i) * huber_loss(r, tau_s));
+      }, [](int, long long) {});
+      loss += part;
       team.team_reduce(Kokkos::Sum<double>(loss));
     }
     Kokkos::single(Kokkos::PerTeam(team), [&](double& a) {
@@ -358,31 +376,43 @@ struct GroupNewton {
   // The position of Gram entry (j, m), j ≤ m, in the row sums: the upper triangle row after row.
   KOKKOS_INLINE_FUNCTION int packed(int j, int m) const { return j * q - j * (j - 1) / 2 + (m - j); }
 
-  // The row sums of the model's rows at the current β, each entry in double over rows r0, ..., r1 − 1 in order:
-  // with `gram`, the upper triangle Σ c_i x_ij x_im (k.sums(packed(j, m))); with `grad`, u_j = Σ s_i x_ij
-  // (k.sums(triangle + j)); c and s as row_weights forms them. Only where the rows are read from and which loop is
-  // outer differ between the paths: a host space's one thread passes over the rows once, adding each row to every
-  // entry; a device team goes tile by tile (tile_sums).
+  // The row sums of the model's rows at the current β, each entry in the dtype as the single model sums it
+  // (rh/detail/row_chunks.hpp): over each chunk of the model's rows in order, then the chunks in order. With `gram`,
+  // the upper triangle Σ c_i x_ij x_im (k.sums(packed(j, m))); with `grad`, u_j = Σ s_i x_ij (k.sums(triangle + j));
+  // c and s as row_weights forms them. Only where the rows are read from and which loop is outer differ between the
+  // paths: a host space's one thread passes over the rows once, adding each row to every entry; a device team goes
+  // tile by tile (tile_sums), the current chunk's part of each entry in k.part between tiles.
   KOKKOS_INLINE_FUNCTION void weighted_sums(const member_type& team, const GroupTask& t, const Work& k, bool gram,
                                             bool grad) const {
     const int tri = triangle(q);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tri + q), [&](const int e) { k.sums(e) = 0.0; });
+    const long long chunk = row_chunks<Traits>(t.r1 - t.r0, q).rows;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tri + q), [&](const int e) {
+      k.sums(e) = S(0);
+      k.part(e) = S(0);
+    });
     team.team_barrier();
     if constexpr (Traits::host) {
       row_weights(team, t, k, grad);
       Kokkos::single(Kokkos::PerTeam(team), [&]() {
-        for (long long i = t.r0; i < t.r1; ++i) {
-          if (gram) {
-            const S ci = c(i);
-            int e = 0;
-            for (int j = 0; j < q; ++j) {
-              const S cx = ci * x(i, j);  // c x_j x_m is (c x_j) x_m
-              for (int m = j; m < q; ++m, ++e) k.sums(e) += static_cast<double>(cx * x(i, m));
+        for (long long c0 = t.r0; c0 < t.r1; c0 += chunk) {
+          const long long c1 = t.r1 - c0 < chunk ? t.r1 : c0 + chunk;
+          for (long long i = c0; i < c1; ++i) {
+            if (gram) {
+              const S ci = c(i);
+              int e = 0;
+              for (int j = 0; j < q; ++j) {
+                const S cx = ci * x(i, j);  // c x_j x_m is (c x_j) x_m
+                for (int m = j; m < q; ++m, ++e) k.part(e) += cx * x(i, m);
+              }
+            }
+            if (grad) {
+              const S si = s(i);
+              for (int j = 0; j < q; ++j) k.part(tri + j) += si * x(i, j);
             }
           }
-          if (grad) {
-            const S si = s(i);
-            for (int j = 0; j < q; ++j) k.sums(tri + j) += static_cast<double>(si * x(i, j));
+          for (int e = 0; e < tri + q; ++e) {
+            k.sums(e) += k.part(e);
+            k.part(e) = S(0);
           }
         }
       });
@@ -393,11 +423,13 @@ struct GroupNewton {
         const S wi = weight(i);
         if (grad) k.tile_s(row) = wi * huber_score(r, tau_s);
         if (gram) k.tile_c(row) = wi * smoothed_curvature(r, tau_s, h_s);
-      }, [&](const int rows) {
-        if (block == 4) tile_sums<4>(team, k, rows, gram, grad);
-        else if (block == 2) tile_sums<2>(team, k, rows, gram, grad);
-        else tile_sums<1>(team, k, rows, gram, grad);
+      }, [&](const int rows, const long long base) {
+        const long long into = (base - t.r0) % chunk, first = into == 0 ? 0 : chunk - into;  // a chunk's first row
+        if (block == 4) tile_sums<4>(team, k, rows, gram, grad, first, chunk);
+        else if (block == 2) tile_sums<2>(team, k, rows, gram, grad, first, chunk);
+        else tile_sums<1>(team, k, rows, gram, grad, first, chunk);
       });
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tri + q), [&](const int e) { k.sums(e) += k.part(e); });
     }
     team.team_barrier();
   }
@@ -405,7 +437,7 @@ struct GroupNewton {
   // A device's pass over the model's rows at v, tile after tile: the tile's rows are copied into scratch (X is
   // row-major with rows of q: the tile is one contiguous stretch, read coalesced), then each row's residual
   // y_i − x_iᵀv is formed from scratch by the thread that owns row i (i − r0 = rank + threads·n) and given to
-  // row(i, i − base, r), then tile(rows) runs on the whole team.
+  // row(i, i − base, r), then tile(rows, base) runs on the whole team.
   static constexpr int load_depth = 8;
   template <class Row, class Tile>
   KOKKOS_INLINE_FUNCTION void over_tiles(const member_type& team, const GroupTask& t, const Work& k, const SVec& v,
@@ -425,17 +457,19 @@ struct GroupNewton {
       const SMat rows_x(k.tile_x.data(), rows, q);
       for (int i = rank; i < rows; i += threads) row(base + i, i, y(base + i) - row_dot<S, BaselineIsa>(rows_x, i, v, q));
       team.team_barrier();
-      tile(rows);
+      tile(rows, base);
       team.team_barrier();
     }
   }
 
   // Adds a tile's rows to the row sums: each thread takes B×B blocks (J, M), J ≤ M, of the Gram's upper triangle
-  // (then B-blocks of the gradient) and keeps their entries in registers while it goes over the rows in order; each
-  // entry (j, m) still adds (c x_j) x_m, row after row, as the host path does. A column past q reads column q − 1
-  // and its entries are never stored.
+  // (then B-blocks of the gradient) and keeps the current chunk's part of their entries in registers while it goes
+  // over the rows in order, adding a part to k.sums where a chunk ends (rows first, first + chunk, ... of the tile
+  // start chunks) and leaving the last one in k.part for the next tile; each entry (j, m) still adds (c x_j) x_m,
+  // row after row, as the host path does. A column past q reads column q − 1 and its entries are never stored.
   template <int B>
-  KOKKOS_INLINE_FUNCTION void tile_sums(const member_type& team, const Work& k, int rows, bool gram, bool grad) const {
+  KOKKOS_INLINE_FUNCTION void tile_sums(const member_type& team, const Work& k, int rows, bool gram, bool grad,
+                                        long long first, long long chunk) const {
     const int nb = (q + B - 1) / B, pairs = gram ? nb * (nb + 1) / 2 : 0, items = pairs + (grad ? nb : 0);
     const int tri = triangle(q);
     const S* tx = k.tile_x.data();
@@ -449,41 +483,54 @@ struct GroupNewton {
           jc[a] = jb * B + a < q ? jb * B + a : q - 1;
           mc[a] = mb * B + a < q ? mb * B + a : q - 1;
         }
-        double acc[B][B];
+        const auto stored = [&](int a, int b) { return jb * B + a < q && mb * B + b < q && jb * B + a <= mb * B + b; };
+        S acc[B][B];
         for (int a = 0; a < B; ++a)
-          for (int b = 0; b < B; ++b) {
-            const int j = jb * B + a, m = mb * B + b;
-            acc[a][b] = j < q && m < q && j <= m ? k.sums(packed(j, m)) : 0.0;
-          }
+          for (int b = 0; b < B; ++b) acc[a][b] = stored(a, b) ? k.part(packed(jb * B + a, mb * B + b)) : S(0);
+        long long start = first;
         for (int i = 0; i < rows; ++i) {
+          if (i == start) {  // a chunk ends before row i
+            for (int a = 0; a < B; ++a)
+              for (int b = 0; b < B; ++b) {
+                if (stored(a, b)) k.sums(packed(jb * B + a, mb * B + b)) += acc[a][b];
+                acc[a][b] = S(0);
+              }
+            start += chunk;
+          }
           const S* xi = tx + i * q;
           const S ci = k.tile_c(i);
           S cx[B], xm[B];
           for (int a = 0; a < B; ++a) cx[a] = ci * xi[jc[a]];
           for (int b = 0; b < B; ++b) xm[b] = xi[mc[b]];
           for (int a = 0; a < B; ++a)
-            for (int b = 0; b < B; ++b) acc[a][b] += static_cast<double>(cx[a] * xm[b]);
+            for (int b = 0; b < B; ++b) acc[a][b] += cx[a] * xm[b];
         }
         for (int a = 0; a < B; ++a)
-          for (int b = 0; b < B; ++b) {
-            const int j = jb * B + a, m = mb * B + b;
-            if (j < q && m < q && j <= m) k.sums(packed(j, m)) = acc[a][b];
-          }
+          for (int b = 0; b < B; ++b)
+            if (stored(a, b)) k.part(packed(jb * B + a, mb * B + b)) = acc[a][b];
       } else {
         const int jb = item - pairs;
         int jc[B];
-        double acc[B];
+        S acc[B];
         for (int a = 0; a < B; ++a) {
           jc[a] = jb * B + a < q ? jb * B + a : q - 1;
-          acc[a] = jb * B + a < q ? k.sums(tri + jb * B + a) : 0.0;
+          acc[a] = jb * B + a < q ? k.part(tri + jb * B + a) : S(0);
         }
+        long long start = first;
         for (int i = 0; i < rows; ++i) {
+          if (i == start) {
+            for (int a = 0; a < B; ++a) {
+              if (jb * B + a < q) k.sums(tri + jb * B + a) += acc[a];
+              acc[a] = S(0);
+            }
+            start += chunk;
+          }
           const S* xi = tx + i * q;
           const S si = k.tile_s(i);
-          for (int a = 0; a < B; ++a) acc[a] += static_cast<double>(si * xi[jc[a]]);
+          for (int a = 0; a < B; ++a) acc[a] += si * xi[jc[a]];
         }
         for (int a = 0; a < B; ++a)
-          if (jb * B + a < q) k.sums(tri + jb * B + a) = acc[a];
+          if (jb * B + a < q) k.part(tri + jb * B + a) = acc[a];
       }
     }
   }
@@ -563,7 +610,7 @@ struct GroupNewton {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q * q), [&](const int e) {
       const int j = e / q, m = e % q;
       if (m < j) return;
-      const S v = info(t.model, j, m) + static_cast<S>(k.sums(packed(j, m)));
+      const S v = info(t.model, j, m) + k.sums(packed(j, m));
       info_new(t.model, j, m) = v;
       info_new(t.model, m, j) = v;
     });
