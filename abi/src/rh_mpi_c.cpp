@@ -90,8 +90,7 @@ rh_status rh_mpi_model_create(uint32_t abi_version, const rh_config* config, MPI
     on_runtime_thread([&] {
       spread->collectively([&] {
         start_runtime(s.host_threads, s.device_id);
-        for (const rh::SpaceInfo& info : rh::compiled_spaces())
-          if (info.space == s.space) concurrent = info.concurrent_models;
+        concurrent = concurrent_models(s.space);
         int provided = MPI_THREAD_SINGLE;
         MPI_Query_thread(&provided);
         if (!concurrent && provided < MPI_THREAD_SERIALIZED)

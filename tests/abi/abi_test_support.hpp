@@ -226,6 +226,73 @@ inline std::uint64_t le(const std::vector<std::uint8_t>& b, std::size_t offset, 
   return v;
 }
 
+// Owns a group handle; destroys it at scope exit.
+class Group {
+ public:
+  Group(const rh_config& c, std::int64_t n_models, std::int64_t p) {
+    REQUIRE_MESSAGE(rh_group_create(RH_ABI_VERSION, &c, n_models, p, &h_) == RH_SUCCESS, rh_last_error());
+  }
+  ~Group() { rh_group_destroy(h_); }
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+  operator rh_group*() const { return h_; }
+
+ private:
+  rh_group* h_ = nullptr;
+};
+
+// Rows of several models stacked, and their offsets; rows[m] rows for model m, from make_data(seed + m).
+struct Ragged {
+  Data data;
+  std::vector<std::int64_t> offsets{0};
+};
+inline Ragged ragged(const std::vector<std::int64_t>& rows, std::int64_t p, std::uint64_t seed) {
+  Ragged r;
+  r.data.cols = p;
+  for (std::size_t m = 0; m < rows.size(); ++m) {
+    const Data d = make_data(rows[m], p, seed + 17 * m);
+    r.data.x.insert(r.data.x.end(), d.x.begin(), d.x.end());
+    r.data.y.insert(r.data.y.end(), d.y.begin(), d.y.end());
+    r.data.rows += rows[m];
+    r.offsets.push_back(r.data.rows);
+  }
+  return r;
+}
+
+// Model m of the group, and its diagnostics and status, as the ABI exports them.
+struct ModelView {
+  Snapshot state;  // coefficients, information, score_variance, scalars; diagnostics
+  rh_status status = RH_SUCCESS;
+  std::string message;
+  bool operator==(const ModelView& o) const { return state == o.state && status == o.status && message == o.message; }
+};
+
+inline ModelView view(const rh_group* g, std::int64_t m) {
+  ModelView v;
+  Snapshot& s = v.state;
+  read_state(s, [g, m](rh_state* st) { return rh_group_get_state(g, m, st); });
+  RH_STRUCT_INIT(&s.diagnostics);
+  s.diagnostics_status = rh_group_diagnostics(g, m, &s.diagnostics);
+  char message[1024];
+  REQUIRE(rh_group_model_status(g, m, &v.status, message, sizeof message) == RH_SUCCESS);
+  v.message = message;
+  return v;
+}
+
+inline std::vector<ModelView> views(const rh_group* g) {
+  std::int64_t n = 0;
+  REQUIRE(rh_group_n_models(g, &n) == RH_SUCCESS);
+  std::vector<ModelView> out;
+  for (std::int64_t m = 0; m < n; ++m) out.push_back(view(g, m));
+  return out;
+}
+
+inline rh_status group_fit(rh_group* g, const Ragged& r, std::int32_t dtype, std::int64_t* committed = nullptr) {
+  Arrays a;
+  const rh_batch b = make_batch(r.data, dtype, a);
+  return rh_group_partial_fit(g, &b, r.offsets.data(), static_cast<std::int64_t>(r.offsets.size()), committed);
+}
+
 inline std::string status_name(rh_status s) { return std::to_string(s) + " (" + rh_status_string(s) + ")"; }
 
 }  // namespace abi_test

@@ -1,6 +1,7 @@
 // Generates docs/bad-input.md: each row is one bad input, tried through the C++ API and through the C ABI where the
 // API has it. For every row this checks the status (rh::Errc and rh_status agree), that the C message is
-// "<function>: " followed by the C++ message, and that both models are bit for bit what they were before.
+// "<function>: " followed by the C++ message, and that both models are bit for bit what they were before. The model-group
+// rows are bad_input_groups.cpp's (shared pieces: bad_input_support.hpp).
 // The generated table must equal the committed page; to regenerate it after a deliberate change:
 //   RH_BAD_INPUT_WRITE=1 RH_BAD_INPUT_DOC=docs/bad-input.md build/cpu/tests/abi/rh_bad_input_table
 #include <cstdint>
@@ -16,64 +17,16 @@
 #include <vector>
 
 #include "abi_test_support.hpp"
+#include "bad_input_support.hpp"
 #include "common/os.hpp"
 #include "cpp_test_support.hpp"
 #include "rh/checkpoint.hpp"
 #include "rh/regressor.hpp"
 
 using namespace abi_test;
+using namespace bad_input;
 
 namespace {
-
-constexpr std::int64_t kRows = 40, kCols = 3;
-const double kNaN = std::numeric_limits<double>::quiet_NaN();
-const double kInf = std::numeric_limits<double>::infinity();
-
-// The C++ API's name of the space under test: a space the C++ API does not know fails the test, never falls back.
-rh::Space cpp_space() { return rh::space_from_name(space_info_under_test().name); }
-
-// The arrays of one call, as both APIs see them; a row spoils them before the calls.
-struct Input {
-  struct Padded {  // room behind the batch for a newer caller's larger struct
-    rh_batch b;
-    unsigned char tail[64];
-  };
-  Data data = make_data(kRows, kCols, 77, true);
-  Arrays arrays;
-  Padded batch_storage{};
-  std::vector<double> out = std::vector<double>(static_cast<std::size_t>(kRows));
-  rh_batch& c() { return batch_storage.b; }
-  rh::Batch cpp() const {
-    const rh_batch& b = batch_storage.b;
-    rh::Batch r;
-    r.x = rh::MatrixRef{b.x, b.rows, b.cols, b.ld, b.layout == RH_LAYOUT_COL_MAJOR ? rh::Layout::col_major : rh::Layout::row_major};
-    r.y = b.y;
-    r.weights = b.weights;
-    r.dtype = b.dtype == RH_DTYPE_F32 ? rh::Dtype::f32 : rh::Dtype::f64;
-    r.memory = b.memory == RH_MEMORY_DEVICE ? rh::Memory::device : rh::Memory::host;
-    return r;
-  }
-  double* x() { return arrays.x64.data(); }
-  double* y() { return arrays.y64.data(); }
-  double* w() { return arrays.w64.data(); }
-  Input() { batch_storage.b = make_batch(data, RH_DTYPE_F64, arrays); }
-};
-
-// The models a row is tried on: fitted (the usual case; with inference on, or not) or fresh, in both APIs, from the
-// same data.
-enum class Start { fitted, inference, fresh, none };
-
-rh::Config cpp_config(Start start) {
-  rh::Config config;
-  config.inference = start == Start::inference;
-  return config;
-}
-
-rh_config c_config(Start start) {
-  rh_config config = make_config();
-  config.inference = start == Start::inference;
-  return config;
-}
 
 // The state of `m` (both arrays of K included) as the C++ API holds it.
 rh::State c_state(rh_model* m) {
@@ -148,19 +101,6 @@ bool fifo_made = false, link_made = false;
 Row needs(Row row, const bool& made) {
   row.available = &made;
   return row;
-}
-
-// The checkpoint of another model (fitted on other data), as bytes and as a file.
-std::vector<std::uint8_t> other_checkpoint(rh::Dtype dtype = rh::Dtype::f64) {
-  rh::Regressor other(cpp_space(), dtype);
-  const Data d = make_data(kRows, kCols, 99);
-  if (dtype == rh::Dtype::f64) {
-    other.partial_fit(rh::host_batch(d.x.data(), d.y.data(), kRows, kCols));
-  } else {
-    const std::vector<float> x(d.x.begin(), d.x.end()), y(d.y.begin(), d.y.end());
-    other.partial_fit(rh::host_batch(x.data(), y.data(), kRows, kCols));
-  }
-  return rh::save_checkpoint(other);
 }
 
 void write_bytes(const std::string& path, const std::vector<std::uint8_t>& bytes) {
@@ -339,11 +279,6 @@ void empty_with_content(rh::State& s) {
   empty.fit_intercept = s.fit_intercept;
   empty.score_variance_batches = s.score_variance_batches;
   static_cast<rh::StateScalars&>(s) = empty;
-}
-
-std::vector<std::uint8_t> spoiled(std::vector<std::uint8_t> bytes, std::size_t offset, std::uint8_t value) {
-  bytes[offset] = value;
-  return bytes;
 }
 
 // A row that imports the state of a model fitted with inference, spoiled by `spoil`, in both APIs.
@@ -611,25 +546,6 @@ std::filesystem::path prepare_files() {
   return dir;
 }
 
-struct CppOutcome {
-  bool threw = false;
-  rh::Errc code = rh::Errc::internal_error;
-  std::string message;
-};
-
-CppOutcome try_cpp(const Row& row, rh::Regressor& r) {
-  Input in;
-  CppOutcome o;
-  try {
-    row.cpp(r, in);
-  } catch (const rh::Error& e) {
-    o = CppOutcome{true, e.code(), e.what()};
-  } catch (const std::exception& e) {
-    o = CppOutcome{true, rh::Errc::internal_error, std::string("not an rh::Error: ") + e.what()};
-  }
-  return o;
-}
-
 std::string cpp_fingerprint(const rh::Regressor& r) {
   const rh::Checkpoint cp{r.config(), r.dtype(), r.state()};
   const std::vector<std::uint8_t> bytes = rh::encode_checkpoint(cp);
@@ -641,30 +557,6 @@ std::string cpp_fingerprint(const rh::Regressor& r) {
     s += "no diagnostics";
   }
   return s;
-}
-
-std::string escaped(const std::string& text) {
-  std::string out;
-  for (char ch : text) {
-    if (ch == '|') out += '\\';
-    out += ch;
-  }
-  return out;
-}
-
-const char* status_symbol(rh_status s) {
-  switch (s) {
-    case RH_INVALID_ARGUMENT: return "RH_INVALID_ARGUMENT";
-    case RH_INVALID_STATE: return "RH_INVALID_STATE";
-    case RH_UNAVAILABLE: return "RH_UNAVAILABLE";
-    case RH_ALLOCATION_FAILED: return "RH_ALLOCATION_FAILED";
-    case RH_NUMERICAL_ERROR: return "RH_NUMERICAL_ERROR";
-    case RH_DEVICE_ERROR: return "RH_DEVICE_ERROR";
-    case RH_CORRUPT_DATA: return "RH_CORRUPT_DATA";
-    case RH_VERSION_MISMATCH: return "RH_VERSION_MISMATCH";
-    case RH_INTERNAL_ERROR: return "RH_INTERNAL_ERROR";
-  }
-  return "?";
 }
 
 const char* afterwards(Start start) {
@@ -734,6 +626,8 @@ TEST_CASE("the bad-input table: both APIs, exact statuses and messages, models u
     if (row.c_checks_first) table << " (C++: `" << escaped(cpp->message) << "`)";
     table << " | " << afterwards(row.start) << " |\n";
   }
+  int group_number = 0;
+  const std::string groups = group_section(group_number);  // G1, G2, ... (bad_input_groups.cpp)
   std::filesystem::current_path(start_dir);
   std::filesystem::remove_all(files);
 
@@ -752,7 +646,7 @@ TEST_CASE("the bad-input table: both APIs, exact statuses and messages, models u
           "`folder.rhckpt` (a directory), `fifo.rhckpt` (a FIFO), `link.rhckpt` (a symbolic link) and "
           "`lying.rhckpt` (a checkpoint of p = 3 whose header declares 1 GiB, in a 1 GiB sparse file). Status names "
           "are `rh.h`'s; the codes are in [abi.md](abi.md#statuses-and-error-messages).\n\n"
-       << table.str();
+       << table.str() << groups;
   if (const char* write = std::getenv("RH_BAD_INPUT_WRITE"); write && std::string(write) == "1") {
     std::ofstream(doc_path) << page.str();
     MESSAGE("wrote " << doc_path.string());
@@ -770,4 +664,5 @@ TEST_CASE("the bad-input table: both APIs, exact statuses and messages, models u
   if (page_applies)
     CHECK_MESSAGE(text == page.str(), doc_path.string() << " is stale: regenerate it (see its first paragraph)");
   CHECK(number >= 40);
+  CHECK(group_number >= 25);
 }

@@ -54,7 +54,7 @@ inline constexpr std::int64_t group_max_coefficients = 64;
 class RegressorGroup {
  public:
   // Throws Errc::invalid_argument for a bad configuration, n_models < 1, p < 1, q above group_max_coefficients, and
-  // Errc::unavailable for what groups cannot do yet (inference, penalty l1 in float32) or a space not compiled in.
+  // Errc::unavailable for what groups cannot do yet (inference) or a space not compiled in.
   RegressorGroup(Space space, Dtype dtype, const Config& config, std::int64_t n_models, std::int64_t p,
                  int device_id = 0);
   ~RegressorGroup();
