@@ -1,8 +1,11 @@
 """RegressorGroup (rh_group_*): each model equals a single-model RenewableHuberRegressor fit of the same rows on the
 same space, over ragged batches with models left out; one model's bad rows mark only it; a bad batch as a whole
-changes nothing; device arrays are refused."""
+changes nothing; device arrays are refused by host spaces and, on the CUDA space with CuPy or PyTorch and a GPU,
+give the bits of the same batch from host arrays (RH_PY_REQUIRE_DEVICE=1 makes a missing GPU a failure)."""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
@@ -10,9 +13,10 @@ import pytest
 import renewable_huber_kokkos as rk
 from renewable_huber_kokkos import RegressorGroup
 
-# The golden floors tests/unit/test_group.cpp compares a group with single models by (golden/README.md, "Tolerance
-# floors"; tools/golden_floors.h): the group sums each model's rows in another order than the single model's chunks,
-# so float64 takes the floor of a space that sums in another order, float32 its own.
+# The floors tests/unit/test_group.cpp compares a group with single models by (docs/support-matrix.md, "Golden replay
+# per space"; tools/golden_floors.h): a group's Newton line search evaluates each step directly where the single
+# model prices them from one pass, so float64 takes the floor of a space that sums in another order, float32 the
+# float32 cases' tolerance.
 TOLERANCE = {"float64": (1e-8, 2e-9), "float32": (3e-4, 3e-5)}  # rtol, atol
 MODELS, P = 5, 3
 
@@ -152,17 +156,82 @@ def test_a_bad_batch_as_a_whole_changes_nothing(space, rng):
 
 
 class _FakeDeviceArray:
-    """Announces CUDA memory (as CuPy and PyTorch do): refused before any pointer reaches the library."""
+    """Publishes a NumPy array's memory as if it were CUDA memory (as CuPy and PyTorch do): for the refusals."""
 
-    __cuda_array_interface__ = {"shape": (2, P), "typestr": "<f8", "data": (0, False), "version": 3}
+    def __init__(self, a: np.ndarray) -> None:
+        self.a = a
+        self.__cuda_array_interface__ = {"shape": a.shape, "typestr": a.dtype.str, "strides": None,
+                                         "data": (a.ctypes.data, False), "version": 3, "stream": None}
 
 
-def test_device_arrays_are_refused(space):
+def test_host_spaces_refuse_device_arrays(space, rng):
+    if space == "cuda":
+        pytest.skip("the CUDA space reads device memory (test_group_device_arrays_on_cuda)")
+    data = model_data(rng)
     group = make_group(space, "float64")
-    with pytest.raises(rk.InvalidArgumentError, match="host memory only"):
-        group.partial_fit(_FakeDeviceArray(), np.zeros(2), [0, 2, 2, 2, 2, 2])
-    with pytest.raises(rk.InvalidArgumentError, match="host memory only"):
-        group.predict(_FakeDeviceArray(), [0, 2, 2, 2, 2, 2])
+    X, y, offsets = stacked(data, [0] * MODELS, [20] * MODELS, "float64")
+    group.partial_fit(X, y, offsets)
+    before = [group.state(m) for m in range(MODELS)]
+    with pytest.raises(rk.InvalidArgumentError, match="passed as device memory, but this execution space"):
+        group.partial_fit(_FakeDeviceArray(X), _FakeDeviceArray(y), offsets)
+    with pytest.raises(ValueError, match="one memory"):  # all of a call's arrays in one memory
+        group.partial_fit(_FakeDeviceArray(X), y, offsets)
+    with pytest.raises(rk.InvalidArgumentError, match="device memory"):
+        group.predict(_FakeDeviceArray(X), offsets)
+    assert all(same_state(group.state(m), before[m]) for m in range(MODELS))
+
+
+def _device_framework(name: str):
+    """The module of `name` (cupy, torch) when it sees a GPU and the library has the CUDA space; else skip (or fail
+    with RH_PY_REQUIRE_DEVICE=1, as the device runs do)."""
+    found = None
+    try:
+        if name == "cupy":
+            import cupy
+
+            found = cupy if cupy.cuda.runtime.getDeviceCount() > 0 else None
+        else:
+            import torch
+
+            found = torch if torch.cuda.is_available() else None
+    except Exception:
+        found = None
+    if found is None or "cuda" not in rk.compiled_spaces():
+        if os.environ.get("RH_PY_REQUIRE_DEVICE") == "1":
+            pytest.fail(f"RH_PY_REQUIRE_DEVICE=1 but no CUDA space or no {name} with a GPU")
+        pytest.skip(f"needs the CUDA space and {name} with a GPU")
+    return found
+
+
+@pytest.mark.parametrize("framework", ["cupy", "torch"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_group_device_arrays_on_cuda(framework, dtype, penalty, rng):
+    xp = _device_framework(framework)
+    to_device = (lambda a: xp.asarray(a)) if framework == "cupy" else (lambda a: xp.as_tensor(a, device="cuda"))
+    data = model_data(rng)
+    host = make_group("cuda", dtype, penalty)
+    device = make_group("cuda", dtype, penalty)
+    start = [0] * MODELS
+    for b in range(3):
+        counts = ragged(b)
+        X, y, offsets = stacked(data, start, counts, dtype)
+        w = (1 + np.arange(len(y)) % 3).astype(dtype)
+        if b == 2:  # column-major on the device, read in place
+            X = np.asfortranarray(X)
+        # Device offsets are copied to the host (the library reads offsets there).
+        device_offsets = to_device(offsets) if b == 1 else offsets
+        assert host.partial_fit(X, y, offsets, sample_weight=w) == \
+            device.partial_fit(to_device(X), to_device(y), device_offsets, sample_weight=to_device(w))
+        for m in range(MODELS):  # docs/abi.md: device input gives the bits of host input
+            assert device.error(m) is None
+            assert same_state(device.state(m), host.state(m))
+        start = [s + c for s, c in zip(start, counts)]
+    X, _, offsets = stacked(data, [0] * MODELS, [7] * MODELS, dtype)
+    prediction = device.predict(to_device(X), offsets)
+    assert isinstance(prediction, np.ndarray)  # group predictions are written to host memory
+    np.testing.assert_array_equal(prediction, host.predict(X, offsets))
+    with pytest.raises(ValueError, match="one memory"):
+        device.partial_fit(to_device(X), np.zeros(len(X), dtype=dtype), offsets)
 
 
 def test_reset_and_checkpoints(space, rng, tmp_path):

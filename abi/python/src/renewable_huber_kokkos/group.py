@@ -24,9 +24,12 @@ class RegressorGroup:
     Parameters: ``n_models``, ``n_features`` (p; p + fit_intercept at most 64), then the estimator's settings
     (``tau``, ``penalty``, ``lambda_scale``, ``bandwidth_scale``, ``fit_intercept``, ``max_iter``, ``tol``,
     ``ridge``, ``dtype``, ``n_jobs``, ``space``, ``device_id``; ``space="auto"`` takes the host-parallel space, as
-    the estimator does for host arrays). Arrays are host arrays (NumPy, or anything NumPy converts); a group reads
-    host memory only, so CUDA arrays (CuPy, PyTorch) are refused: copy them to the host first. What a group cannot
-    do yet (inference) raises UnavailableError when it is made.
+    the estimator does for host arrays). X, y and sample_weight are host arrays (NumPy, or anything NumPy converts)
+    or, on a space with memory of its own (``space="cuda"``: the space is chosen when the group is made, and
+    ``"auto"`` takes a host one), CUDA arrays (CuPy, PyTorch, ``__cuda_array_interface__`` or DLPack), read where
+    they are by device pointer as the estimator reads them: all of one call's arrays in one memory, the offsets a
+    host array (a device one is copied to the host), predictions a NumPy array. What a group cannot do yet
+    (inference) raises UnavailableError when it is made.
     """
 
     def __init__(self, n_models: int, n_features: int, **settings: Any) -> None:
@@ -50,6 +53,13 @@ class RegressorGroup:
     # ---- the ragged batch --------------------------------------------------------------------------------------
 
     def _offsets(self, offsets: Any) -> np.ndarray:
+        if _arrays.is_device_array(offsets):  # the library reads offsets in host memory: a copy of n_models + 1
+            if hasattr(offsets, "get"):  # CuPy
+                offsets = offsets.get()
+            elif hasattr(offsets, "cpu"):  # PyTorch
+                offsets = offsets.cpu().numpy()
+            else:
+                raise InvalidArgumentError("offsets must be a host array (CuPy and PyTorch device offsets are copied)")
         o = np.asarray(offsets)
         if o.ndim != 1 or o.dtype.kind not in "iu":
             raise InvalidArgumentError(f"offsets must be a 1-D integer array of n_models + 1 = {self.n_models + 1} "
@@ -57,17 +67,15 @@ class RegressorGroup:
         return np.ascontiguousarray(o, dtype=np.int64)  # lengths and values: the library checks them
 
     def _batch(self, X: Any, y: Any = None, sample_weight: Any = None) -> tuple[_lib.Batch, list]:
-        for name, a in (("X", X), ("y", y), ("sample_weight", sample_weight)):
-            if a is not None and _arrays.is_device_array(a):
-                raise InvalidArgumentError(f"{name} is a device array, but a model group reads host memory only: copy "
-                                           "it to the host first (e.g. cupy.asnumpy, tensor.cpu().numpy())")
-        if isinstance(X, np.ndarray) and X.ndim == 2 and X.shape[0] == 0:  # no rows: every model untouched
+        shape = getattr(X, "shape", None)
+        if (isinstance(X, np.ndarray) or _arrays.is_device_array(X)) and shape is not None and len(shape) == 2 \
+                and shape[0] == 0:  # no rows: every model untouched
             b = _lib.Batch()
-            b.rows, b.cols, b.dtype, b.memory = 0, X.shape[1], _lib.DTYPE[self.dtype], _lib.MEMORY_HOST
+            b.rows, b.cols, b.dtype, b.memory = 0, int(shape[1]), _lib.DTYPE[self.dtype], _lib.MEMORY_HOST
             b.layout = _lib.LAYOUT_ROW_MAJOR
             return b, []
-        # The estimator's conversions and checks; the feature count is the library's to check (its message names
-        # the group).
+        # The estimator's conversions and checks, host or device arrays alike (device ones by pointer, never
+        # converted); the feature count is the library's to check (its message names the group).
         return self._settings._batch(X, y, sample_weight, need_y=y is not None, check_features=False)
 
     # ---- updates and predictions -------------------------------------------------------------------------------
@@ -89,7 +97,8 @@ class RegressorGroup:
         return committed.value
 
     def predict(self, X: Any, offsets: Any) -> np.ndarray:
-        """Each row's prediction by the model owning it (every model with rows must have been fitted)."""
+        """Each row's prediction by the model owning it (every model with rows must have been fitted), as a NumPy
+        array whatever X's memory (the library writes group predictions to host memory)."""
         o = self._offsets(offsets)
         batch, owners = self._batch(X)
         out = np.empty(int(batch.rows), dtype=self.dtype)
