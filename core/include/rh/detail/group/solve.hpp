@@ -464,9 +464,15 @@ struct GroupNewton {
 
   // Adds a tile's rows to the row sums: each thread takes B×B blocks (J, M), J ≤ M, of the Gram's upper triangle
   // (then B-blocks of the gradient) and keeps the current chunk's part of their entries in registers while it goes
-  // over the rows in order, adding a part to k.sums where a chunk ends (rows first, first + chunk, ... of the tile
-  // start chunks) and leaving the last one in k.part for the next tile; each entry (j, m) still adds (c x_j) x_m,
-  // row after row, as the host path does. A column past q reads column q − 1 and its entries are never stored.
+  // over the rows in order, a chunk's stretch of the tile at a time (rows first, first + chunk, ... of the tile start
+  // chunks), adding the part to k.sums where a chunk ends and leaving the last one in k.part for the next tile; each
+  // entry (j, m) still adds (c x_j) x_m, row after row, as the host path does. A column past q reads column q − 1 and
+  // its entries are never stored.
+  // The first row after i of a tile of `rows` whose chunks start at rows first, first + chunk, ... (rows: none).
+  KOKKOS_INLINE_FUNCTION static int next_start(int i, long long first, long long chunk, int rows) {
+    const long long next = i < first ? first : first + ((i - first) / chunk + 1) * chunk;
+    return next < rows ? static_cast<int>(next) : rows;
+  }
   template <int B>
   KOKKOS_INLINE_FUNCTION void tile_sums(const member_type& team, const Work& k, int rows, bool gram, bool grad,
                                         long long first, long long chunk) const {
@@ -487,23 +493,24 @@ struct GroupNewton {
         S acc[B][B];
         for (int a = 0; a < B; ++a)
           for (int b = 0; b < B; ++b) acc[a][b] = stored(a, b) ? k.part(packed(jb * B + a, mb * B + b)) : S(0);
-        long long start = first;
-        for (int i = 0; i < rows; ++i) {
-          if (i == start) {  // a chunk ends before row i
+        for (int i = 0, end = 0; i < rows; i = end) {
+          if (i >= first && (i - first) % chunk == 0) {  // a chunk ends before row i
             for (int a = 0; a < B; ++a)
               for (int b = 0; b < B; ++b) {
                 if (stored(a, b)) k.sums(packed(jb * B + a, mb * B + b)) += acc[a][b];
                 acc[a][b] = S(0);
               }
-            start += chunk;
           }
-          const S* xi = tx + i * q;
-          const S ci = k.tile_c(i);
-          S cx[B], xm[B];
-          for (int a = 0; a < B; ++a) cx[a] = ci * xi[jc[a]];
-          for (int b = 0; b < B; ++b) xm[b] = xi[mc[b]];
-          for (int a = 0; a < B; ++a)
-            for (int b = 0; b < B; ++b) acc[a][b] += cx[a] * xm[b];
+          end = next_start(i, first, chunk, rows);
+          for (int u = i; u < end; ++u) {
+            const S* xi = tx + u * q;
+            const S ci = k.tile_c(u);
+            S cx[B], xm[B];
+            for (int a = 0; a < B; ++a) cx[a] = ci * xi[jc[a]];
+            for (int b = 0; b < B; ++b) xm[b] = xi[mc[b]];
+            for (int a = 0; a < B; ++a)
+              for (int b = 0; b < B; ++b) acc[a][b] += cx[a] * xm[b];
+          }
         }
         for (int a = 0; a < B; ++a)
           for (int b = 0; b < B; ++b)
@@ -516,18 +523,19 @@ struct GroupNewton {
           jc[a] = jb * B + a < q ? jb * B + a : q - 1;
           acc[a] = jb * B + a < q ? k.part(tri + jb * B + a) : S(0);
         }
-        long long start = first;
-        for (int i = 0; i < rows; ++i) {
-          if (i == start) {
+        for (int i = 0, end = 0; i < rows; i = end) {
+          if (i >= first && (i - first) % chunk == 0) {
             for (int a = 0; a < B; ++a) {
               if (jb * B + a < q) k.sums(tri + jb * B + a) += acc[a];
               acc[a] = S(0);
             }
-            start += chunk;
           }
-          const S* xi = tx + i * q;
-          const S si = k.tile_s(i);
-          for (int a = 0; a < B; ++a) acc[a] += si * xi[jc[a]];
+          end = next_start(i, first, chunk, rows);
+          for (int u = i; u < end; ++u) {
+            const S* xi = tx + u * q;
+            const S si = k.tile_s(u);
+            for (int a = 0; a < B; ++a) acc[a] += si * xi[jc[a]];
+          }
         }
         for (int a = 0; a < B; ++a)
           if (jb * B + a < q) k.part(tri + jb * B + a) = acc[a];
