@@ -81,9 +81,12 @@ struct GroupNewton {
   KOKKOS_INLINE_FUNCTION static int triangle(int q) { return q * (q + 1) / 2; }
   // Scratch of everything but H, its factor and the tiles.
   static size_t vector_bytes(int q) {
-    return 5 * (SVec::shmem_size(q) + 64) + 2 * (DVec::shmem_size(q) + 64) +
-           2 * (SVec::shmem_size(triangle(q) + q) + 64) + Report::shmem_size() + 64;
+    return 5 * (SVec::shmem_size(q) + 64) + 2 * (DVec::shmem_size(q) + 64) + SVec::shmem_size(triangle(q) + q) + 64 +
+           Report::shmem_size() + 64;
   }
+  // The current row chunk's part of the row sums (k.part): level 1 on a device, where only the passes over the rows
+  // touch it (a tile's worth of sums at a tile's ends), so that it takes nothing from the teams' level 0.
+  static size_t part_bytes(int q) { return SVec::shmem_size(triangle(q) + q) + 64; }
   static size_t square_bytes(int q) { return 2 * (SMat::shmem_size(q, q) + 64); }
   static size_t area_bytes(long long elements) { return SVec::shmem_size(static_cast<size_t>(elements)) + 64; }
   static long long tile_elements(int q, int rows) { return static_cast<long long>(rows) * (q + 2); }
@@ -98,13 +101,15 @@ struct GroupNewton {
   // A host space: everything in level 0 when it fits, else in level 1. A device: tiles of a multiple of the team's
   // threads in rows (each thread then owns the same rows of every tile: over_tiles), as many as fit, with the
   // vectors, in `budget` bytes (at least 32 rows of one thread, at most 256); H and its factor share their area
-  // when the vectors and they fit in level 0, else all but the tiles go to level 1.
+  // when the vectors and they fit in level 0, else all but the tiles go to level 1; the chunk parts (part_bytes) are
+  // in level 1 always.
   static ScratchLayout layout(int q, int threads, long long max0, long long budget, bool host) {
     ScratchLayout l;
     const long long vec = static_cast<long long>(vector_bytes(q)), squares = static_cast<long long>(square_bytes(q));
     if (host) {
-      l.level = vec + squares <= max0 ? 0 : 1;
-      (l.level == 0 ? l.level0 : l.level1) = static_cast<size_t>(vec + squares);
+      const long long all = vec + squares + static_cast<long long>(part_bytes(q));
+      l.level = all <= max0 ? 0 : 1;
+      (l.level == 0 ? l.level0 : l.level1) = static_cast<size_t>(all);
       l.level0 += area_bytes(0);  // the empty tiles
       return l;
     }
@@ -122,7 +127,7 @@ struct GroupNewton {
     l.tile_rows = static_cast<int>(rows);
     l.level = l.shared_area ? 0 : 1;
     l.level0 = static_cast<size_t>(beside + area(rows));
-    l.level1 = l.shared_area ? 0 : static_cast<size_t>(vec + squares);
+    l.level1 = (l.shared_area ? 0 : static_cast<size_t>(vec + squares)) + part_bytes(q);
     return l;
   }
 
@@ -153,8 +158,8 @@ struct GroupNewton {
     Work k{SVec(scratch, q), SVec(scratch, q), SVec(scratch, q), SVec(scratch, q), SVec(scratch, q),
            shared_area ? SMat(area.data(), q, q) : SMat(scratch, q, q),
            shared_area ? SMat(area.data() + square, q, q) : SMat(scratch, q, q),
-           DVec(scratch, q), DVec(scratch, q), SVec(scratch, triangle(q) + q), SVec(scratch, triangle(q) + q),
-           Report(scratch),
+           DVec(scratch, q), DVec(scratch, q), SVec(scratch, triangle(q) + q),
+           SVec(level == 0 && !host_memory_v<Space> ? level1 : scratch, triangle(q) + q), Report(scratch),
            SVec(area.data(), static_cast<size_t>(tile)), SVec(area.data() + tile, tile_rows),
            SVec(area.data() + tile + tile_rows, tile_rows)};
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) {
