@@ -43,12 +43,22 @@ bool with_compiled_space(Space space, F&& f) {
 namespace {
 std::mutex init_mutex;
 bool initialized_by_us = false;
-// The host threads Kokkos::initialize started (Windows only; platform.hpp says why they are waited for).
+// The threads Kokkos::initialize started (Windows only; platform.hpp says why some are waited for).
 std::vector<std::intptr_t> kokkos_threads;
 
+// The workers Kokkos::finalize lets go: the Threads backend's pool less the calling thread. A GPU runtime's threads,
+// started by the same initialize, live on to the process's end and are not waited for.
+int host_workers() {
+#if defined(KOKKOS_ENABLE_THREADS)
+  if (Kokkos::Threads::impl_is_initialized()) return Kokkos::Threads().concurrency() - 1;
+#endif
+  return 0;
+}
+
 void finalize_kokkos() {
+  const int workers = host_workers();
   Kokkos::finalize();
-  platform::wait_for_threads_to_end(kokkos_threads, 5.0);  // they end within milliseconds of being let go
+  platform::wait_for_threads_to_end(kokkos_threads, workers, 5.0);  // they end within milliseconds of being let go
 }
 
 void finalize_at_exit() {

@@ -82,7 +82,8 @@ int runnable_threads() noexcept;
 // the exit waiting for that lock forever (docs/windows.md, "Shutdown"). POSIX: none are recorded, as the end of a
 // process there runs nothing that such a thread could block.
 std::vector<std::intptr_t> run_recording_new_threads(const std::function<void()>& start);
-// Waits until every thread of `threads` has ended, at most `seconds` in all, then forgets them (closes the handles).
-void wait_for_threads_to_end(std::vector<std::intptr_t>& threads, double seconds) noexcept;
+// Waits until `count` threads of `threads` have ended (the others, e.g. a GPU runtime's, live on to the process's
+// end), at most `seconds` in all, then forgets them all (closes the handles).
+void wait_for_threads_to_end(std::vector<std::intptr_t>& threads, int count, double seconds) noexcept;
 
 }  // namespace rh::platform

@@ -196,6 +196,6 @@ std::vector<std::intptr_t> run_recording_new_threads(const std::function<void()>
   return {};
 }
 
-void wait_for_threads_to_end(std::vector<std::intptr_t>& threads, double) noexcept { threads.clear(); }
+void wait_for_threads_to_end(std::vector<std::intptr_t>& threads, int, double) noexcept { threads.clear(); }
 
 }  // namespace rh::platform

@@ -282,13 +282,16 @@ std::vector<std::intptr_t> run_recording_new_threads(const std::function<void()>
   return started;
 }
 
-void wait_for_threads_to_end(std::vector<std::intptr_t>& threads, double seconds) noexcept {
+void wait_for_threads_to_end(std::vector<std::intptr_t>& threads, int count, double seconds) noexcept {
   const ULONGLONG deadline = ::GetTickCount64() + static_cast<ULONGLONG>(seconds * 1000.0);
-  for (std::intptr_t thread : threads) {
-    const ULONGLONG now = ::GetTickCount64();
-    ::WaitForSingleObject(reinterpret_cast<HANDLE>(thread), now < deadline ? static_cast<DWORD>(deadline - now) : 0);
-    ::CloseHandle(reinterpret_cast<HANDLE>(thread));
+  for (;;) {
+    int ended = 0;
+    for (std::intptr_t thread : threads)
+      if (::WaitForSingleObject(reinterpret_cast<HANDLE>(thread), 0) == WAIT_OBJECT_0) ++ended;
+    if (ended >= count || ::GetTickCount64() >= deadline) break;
+    ::Sleep(1);
   }
+  for (std::intptr_t thread : threads) ::CloseHandle(reinterpret_cast<HANDLE>(thread));
   threads.clear();
 }
 
