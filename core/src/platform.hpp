@@ -8,8 +8,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <random>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 

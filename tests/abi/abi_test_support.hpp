@@ -187,6 +187,22 @@ void read_state(Snapshot& s, Get&& get) {
   s.scalars.score_variance = nullptr;
 }
 
+// A model's or a group's checkpoint bytes, through the C ABI's two-call sizing.
+inline std::vector<std::uint8_t> checkpoint_of(const rh_model* m) {
+  std::int64_t size = 0;
+  REQUIRE(rh_model_save_checkpoint(m, nullptr, 0, &size) == RH_SUCCESS);
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
+  REQUIRE(rh_model_save_checkpoint(m, bytes.data(), size, &size) == RH_SUCCESS);
+  return bytes;
+}
+inline std::vector<std::uint8_t> checkpoint_of(const rh_group* g) {
+  std::int64_t size = 0;
+  REQUIRE(rh_group_save_checkpoint(g, nullptr, 0, &size) == RH_SUCCESS);
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
+  REQUIRE(rh_group_save_checkpoint(g, bytes.data(), size, &size) == RH_SUCCESS);
+  return bytes;
+}
+
 inline Snapshot snapshot(const rh_model* m) {
   Snapshot s;
   read_state(s, [m](rh_state* st) { return rh_model_get_state(m, st); });
@@ -194,19 +210,8 @@ inline Snapshot snapshot(const rh_model* m) {
   s.diagnostics_status = rh_model_diagnostics(m, &s.diagnostics);
   RH_STRUCT_INIT(&s.config);
   REQUIRE(rh_model_get_config(m, &s.config) == RH_SUCCESS);
-  std::int64_t size = 0;
-  REQUIRE(rh_model_save_checkpoint(m, nullptr, 0, &size) == RH_SUCCESS);
-  s.checkpoint.resize(static_cast<std::size_t>(size));
-  REQUIRE(rh_model_save_checkpoint(m, s.checkpoint.data(), size, &size) == RH_SUCCESS);
+  s.checkpoint = checkpoint_of(m);
   return s;
-}
-
-inline std::vector<std::uint8_t> checkpoint_of(const rh_model* m) {
-  std::int64_t size = 0;
-  REQUIRE(rh_model_save_checkpoint(m, nullptr, 0, &size) == RH_SUCCESS);
-  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
-  REQUIRE(rh_model_save_checkpoint(m, bytes.data(), size, &size) == RH_SUCCESS);
-  return bytes;
 }
 
 // An independent CRC-32 (zlib's), bit by bit, to check the library's table-driven one against the documentation.

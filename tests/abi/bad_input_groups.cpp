@@ -240,14 +240,6 @@ std::string cpp_group_fingerprint(const rh::RegressorGroup& g) {
   }
   return s;
 }
-std::vector<std::uint8_t> c_group_checkpoint(const rh_group* g) {
-  std::int64_t size = 0;
-  REQUIRE(rh_group_save_checkpoint(g, nullptr, 0, &size) == RH_SUCCESS);
-  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
-  REQUIRE(rh_group_save_checkpoint(g, bytes.data(), size, &size) == RH_SUCCESS);
-  return bytes;
-}
-
 const char* group_afterwards(const GroupRow& row) {
   if (row.marked >= 0) return "that model unchanged, bit for bit (its status says why); the others commit";
   switch (row.start) {
@@ -279,7 +271,7 @@ std::string group_section(int& rows) {
     Groups groups(row.start);
     const std::string cpp_before = cpp_group_fingerprint(groups.cpp);
     const std::vector<ModelView> c_before = views(groups.c);
-    const std::vector<std::uint8_t> c_checkpoint_before = c_group_checkpoint(groups.c);
+    const std::vector<std::uint8_t> c_checkpoint_before = checkpoint_of(groups.c);
     const bool marked = row.marked >= 0;
     const auto committed_elsewhere = [&row](std::int64_t m, std::int64_t batches) {
       return m == row.marked || batches == 3;  // the rows' groups had two batches before
@@ -323,7 +315,7 @@ std::string group_section(int& rows) {
         CHECK(c_message.rfind("rh_group_", 0) == 0);
         if (cpp && !row.c_checks_first) CHECK(c_message.substr(colon + 2) == cpp->message);
         CHECK_MESSAGE(views(groups.c) == c_before, "the C group changed");
-        CHECK_MESSAGE(c_group_checkpoint(groups.c) == c_checkpoint_before, "the C group changed");
+        CHECK_MESSAGE(checkpoint_of(groups.c) == c_checkpoint_before, "the C group changed");
         message = c_message;
       }
     }

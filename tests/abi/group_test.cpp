@@ -365,14 +365,6 @@ void reseal(std::vector<std::uint8_t>& b, std::size_t from, std::size_t to) {
   for (std::size_t i = 0; i < 4; ++i) b.at(to - 4 + i) = static_cast<std::uint8_t>(c >> (8 * i));
 }
 
-std::vector<std::uint8_t> group_checkpoint(const rh_group* g) {
-  std::int64_t size = 0;
-  REQUIRE(rh_group_save_checkpoint(g, nullptr, 0, &size) == RH_SUCCESS);
-  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
-  REQUIRE(rh_group_save_checkpoint(g, bytes.data(), size, &size) == RH_SUCCESS);
-  return bytes;
-}
-
 }  // namespace
 
 TEST_SUITE("group") {
@@ -385,7 +377,7 @@ TEST_CASE("group checkpoints: the documented layout, continuing bit for bit, bad
                                       ragged({25, 25, 25}, p, 43)};
   for (const Ragged& r : stream) REQUIRE(group_fit(whole, r, RH_DTYPE_F64) == RH_SUCCESS);
   REQUIRE(group_fit(first, stream[0], RH_DTYPE_F64) == RH_SUCCESS);
-  const std::vector<std::uint8_t> bytes = group_checkpoint(first);
+  const std::vector<std::uint8_t> bytes = checkpoint_of(first);
   // docs/abi.md, "Group checkpoint format": the header, then per model a u64 size and a model checkpoint.
   CHECK(std::memcmp(bytes.data(), "\x89RHGRP\r\n", 8) == 0);
   CHECK(le(bytes, 8, 4) == 1);
@@ -414,14 +406,14 @@ TEST_CASE("group checkpoints: the documented layout, continuing bit for bit, bad
   std::int64_t n = 0;
   REQUIRE(rh_group_n_models(resumed, &n) == RH_SUCCESS);
   CHECK(n == 3);
-  CHECK(group_checkpoint(resumed) == bytes);
+  CHECK(checkpoint_of(resumed) == bytes);
   for (std::size_t k = 1; k < stream.size(); ++k) REQUIRE(group_fit(resumed, stream[k], RH_DTYPE_F64) == RH_SUCCESS);
   for (std::int64_t m = 0; m < 3; ++m) CHECK(view(resumed, m).state.coefficients == view(whole, m).state.coefficients);
-  CHECK(group_checkpoint(resumed) == group_checkpoint(whole));
+  CHECK(checkpoint_of(resumed) == checkpoint_of(whole));
 
   // Refused with the group unchanged: a flipped bit, a cut, a newer version, another dtype, a spliced record of
   // another configuration (resealed: only the consistency test can catch it), bad arguments.
-  const std::vector<std::uint8_t> kept = group_checkpoint(resumed);
+  const std::vector<std::uint8_t> kept = checkpoint_of(resumed);
   std::string message;  // of the last refusal
   auto refused = [&](rh_status expected, const std::vector<std::uint8_t>& b, std::size_t size, const char* what) {
     CAPTURE(what);
@@ -429,7 +421,7 @@ TEST_CASE("group checkpoints: the documented layout, continuing bit for bit, bad
     message = rh_last_error();
     CHECK(message == rh_group_last_error(resumed));
     CHECK(message.size() > 0);
-    CHECK(group_checkpoint(resumed) == kept);
+    CHECK(checkpoint_of(resumed) == kept);
   };
   std::vector<std::uint8_t> b = bytes;
   b[bytes.size() / 2] = static_cast<std::uint8_t>(b[bytes.size() / 2] ^ 0x01);
@@ -460,7 +452,7 @@ TEST_CASE("group checkpoints: the documented layout, continuing bit for bit, bad
   CHECK(rh_group_save_checkpoint(resumed, nullptr, 0, nullptr) == RH_INVALID_ARGUMENT);
   CHECK(rh_group_save_checkpoint_file(resumed, nullptr) == RH_INVALID_ARGUMENT);
   CHECK(rh_group_load_checkpoint_file(resumed, nullptr) == RH_INVALID_ARGUMENT);
-  CHECK(group_checkpoint(resumed) == kept);
+  CHECK(checkpoint_of(resumed) == kept);
 }
 
 TEST_CASE("group set_state and reset through the C ABI") {

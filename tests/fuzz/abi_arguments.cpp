@@ -550,12 +550,11 @@ void one_group_call(FuzzedDataProvider& in, rh_group* g, Buffers& buf, GroupSnap
         if (rh_group_get_state(g, model >= 0 && model < n_models ? model : 0, &own) != RH_SUCCESS)
           violated("a live group's model has a state");
         ps.s = own;
-        switch (in.ConsumeIntegralInRange(0, 4)) {
-          case 0: ps.s.n_features = pick_i64(in); break;
-          case 1: ps.s.coefficients_length = pick_i64(in); break;
-          case 2: buf.coefficients[in.ConsumeIntegralInRange<std::size_t>(0, kQ - 1)] = pick_value(in); break;
-          case 3: ps.s.n_samples_seen = pick_i64(in); break;
-          default: ps.s.weight_sum = pick_value(in); break;
+        const int what = in.ConsumeIntegralInRange(0, kStateScalars + 1);  // as the model's set_state case
+        switch (what) {
+          case 0: ps.s.coefficients_length = pick_i64(in); break;
+          case 1: buf.coefficients[in.ConsumeIntegralInRange<std::size_t>(0, kQ - 1)] = pick_value(in); break;
+          default: spoil_scalar(in, ps.s, what - 2); break;
         }
       }
       if ((ps.s.coefficients && ps.s.coefficients_length > kQ) ||

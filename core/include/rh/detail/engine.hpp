@@ -313,13 +313,8 @@ class Engine final : public EngineBase {
     Evaluation<Penalty> evaluate_before_system() {
       if (!e_.exchange_ || e_.placement_.stalled()) return evaluate();
       e_.full_step_.ready = false;
-      const auto gram = [&] {
-        run_.gram_gradient(e_.rows_, e_.chunks_, true, e_.partial_, true,
-                           e_.gram_state_ == GramState::stale ? nullptr : &e_.gram_rows_);
-        e_.gram_state_ = GramState::current;
-      };
       return evaluation_of(passes_.evaluate(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, scratch(), nullptr,
-                                            true, gram),
+                                            true, [this] { gram_at_current(); }),
                            bs_);
     }
     // F_b at β itself (after a rejected candidate, so that the row weights are β's again).
@@ -337,10 +332,7 @@ class Engine final : public EngineBase {
     // or the line search that chose a full step.)
     void newton_system() {
       if (e_.placement_.stalled()) return;
-      if (e_.gram_state_ != GramState::current)
-        run_.gram_gradient(e_.rows_, e_.chunks_, true, e_.partial_, true,
-                           e_.gram_state_ == GramState::stale ? nullptr : &e_.gram_rows_);
-      e_.gram_state_ = GramState::current;
+      if (e_.gram_state_ != GramState::current) gram_at_current();
       assemble(true);
     }
     // d = H⁻¹ g, by Cholesky first when the ridge makes H positive definite (docs/method.md §8); its report comes
@@ -436,6 +428,13 @@ class Engine final : public EngineBase {
       return evaluation_of(passes_.evaluate(e_.rows_, e_.chunks_, bs_, e_.coef_, e_.solve_status_, scratch(), nullptr,
                                             false),
                            bs_);
+    }
+    // The Gram and data gradient at β into partial_: from every row when stale, else the last Gram plus the
+    // curvature changes of the accepted step (the delta Gram).
+    void gram_at_current() {
+      run_.gram_gradient(e_.rows_, e_.chunks_, true, e_.partial_, true,
+                         e_.gram_state_ == GramState::stale ? nullptr : &e_.gram_rows_);
+      e_.gram_state_ = GramState::current;
     }
     typename PenaltyPasses<Penalty>::Scratch& scratch() {
       return std::get<typename PenaltyPasses<Penalty>::Scratch>(e_.evaluation_scratch_);  // shared by both runs

@@ -67,9 +67,9 @@ struct GroupNewton {
   double tau = 0.0, tol = 0.0, ridge = 0.0;
 
   // A team's scratch: β̃, β, the candidate, d, g; H and its factor; δ and Jδ in double; the row sums (the Gram's
-  // upper triangle row by row, then the gradient's u) and the current row chunk's part of them; the solve's report. On a device, a tile of the
-  // model's design rows and their weights c and s, in one area with H and its factor when they fit in level 0
-  // (`shared_area`: no pass over the rows runs between H's assembly and the end of its solve).
+  // upper triangle row by row, then the gradient's u) and the current row chunk's part of them; the solve's report.
+  // On a device, a tile of the model's design rows and their weights c and s, in one area with H and its factor when
+  // they fit in level 0 (`shared_area`: no pass over the rows runs between H's assembly and the end of its solve).
   struct Work {
     SVec tilde, cur, cand, dir, grad;
     SMat hess, fac;
@@ -467,17 +467,17 @@ struct GroupNewton {
     }
   }
 
+  // The first row after i of a tile of `rows` whose chunks start at rows first, first + chunk, ... (rows: none).
+  KOKKOS_INLINE_FUNCTION static int next_start(int i, long long first, long long chunk, int rows) {
+    const long long next = i < first ? first : first + ((i - first) / chunk + 1) * chunk;
+    return next < rows ? static_cast<int>(next) : rows;
+  }
   // Adds a tile's rows to the row sums: each thread takes B×B blocks (J, M), J ≤ M, of the Gram's upper triangle
   // (then B-blocks of the gradient) and keeps the current chunk's part of their entries in registers while it goes
   // over the rows in order, a chunk's stretch of the tile at a time (rows first, first + chunk, ... of the tile start
   // chunks), adding the part to k.sums where a chunk ends and leaving the last one in k.part for the next tile; each
   // entry (j, m) still adds (c x_j) x_m, row after row, as the host path does. A column past q reads column q − 1 and
   // its entries are never stored.
-  // The first row after i of a tile of `rows` whose chunks start at rows first, first + chunk, ... (rows: none).
-  KOKKOS_INLINE_FUNCTION static int next_start(int i, long long first, long long chunk, int rows) {
-    const long long next = i < first ? first : first + ((i - first) / chunk + 1) * chunk;
-    return next < rows ? static_cast<int>(next) : rows;
-  }
   template <int B>
   KOKKOS_INLINE_FUNCTION void tile_sums(const member_type& team, const Work& k, int rows, bool gram, bool grad,
                                         long long first, long long chunk) const {
