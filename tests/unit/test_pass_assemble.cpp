@@ -3,6 +3,7 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "pass_tests.hpp"
+#include "rh/detail/kernels/newton_system.hpp"
 
 using namespace rh;
 using namespace rh::test;
@@ -72,3 +74,52 @@ TEST_CASE_TEMPLATE_DEFINE("assemble forms the reference's Newton system for ever
   });
 }
 TEST_CASE_TEMPLATE_APPLY(pass_assemble, Targets);
+
+// A device assembles by entries of G's upper triangle (two rows folded into one launch row), a host by pairs of rows:
+// both shapes run here on the host, and they must give the same bits (every entry the same sum in the same order),
+// for odd and even q, a symmetric J (read transposed by a device's gradient) and a non-symmetric one.
+TEST_CASE_TEMPLATE("assemble by entries of the triangle gives the bits of assemble by rows", S, double, float) {
+  using Vector = Kokkos::View<S*, Kokkos::HostSpace>;
+  using Matrix = Kokkos::View<S**, Kokkos::LayoutRight, Kokkos::HostSpace>;
+  using DoubleVector = Kokkos::View<double*, Kokkos::HostSpace>;
+  using Kernel = detail::ReduceAndAssemble<S, detail::penalty::None, Vector, Matrix, Matrix, DoubleVector>;
+  for (long long q : {1LL, 2LL, 7LL, 16LL, 33LL, 91LL}) {
+    for (const bool symmetric : {true, false}) {
+      CAPTURE(q);
+      CAPTURE(symmetric);
+      const long long chunks = 11;
+      std::mt19937_64 rng(static_cast<unsigned>(5 * q + symmetric));
+      std::normal_distribution<double> normal;
+      Matrix partial("partial", chunks, q * q + q), info("info", q, q);
+      Vector cur("cur", q), tilde("tilde", q);
+      for (long long ch = 0; ch < chunks; ++ch)
+        for (long long e = 0; e < q * q + q; ++e) partial(ch, e) = static_cast<S>(normal(rng) * (e % 7 ? 1.0 : 1e3));
+      for (long long j = 0; j < q; ++j) {
+        cur(j) = static_cast<S>(normal(rng));
+        tilde(j) = static_cast<S>(normal(rng));
+        for (long long k = 0; k <= j; ++k) info(j, k) = info(k, j) = static_cast<S>(normal(rng));
+      }
+      if (!symmetric && q > 1) info(0, q - 1) += S(1);
+      const auto assemble = [&](bool by_rows, Matrix& hessian, Vector& grad) {
+        hessian = Matrix("hessian", q, q);
+        grad = Vector("grad", q);
+        const Kernel kernel{partial, info, hessian, grad, cur, tilde, DoubleVector(), q, chunks, q - 1,
+                            1.0 / 37.5, 1e-3, 0.0, by_rows, symmetric};
+        Kokkos::parallel_for(Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(
+                                 0, q + Kernel::hessian_items(q, by_rows)),
+                             kernel);
+        Kokkos::fence();
+      };
+      Matrix h_rows, h_entries;
+      Vector g_rows, g_entries;
+      assemble(true, h_rows, g_rows);
+      assemble(false, h_entries, g_entries);
+      long long differ = 0;
+      for (long long j = 0; j < q; ++j) {
+        differ += std::memcmp(&g_rows(j), &g_entries(j), sizeof(S)) != 0;
+        for (long long k = 0; k < q; ++k) differ += std::memcmp(&h_rows(j, k), &h_entries(j, k), sizeof(S)) != 0;
+      }
+      CHECK(differ == 0);
+    }
+  }
+}

@@ -367,7 +367,7 @@ void PenaltyPasses<Traits, S, Penalty>::assemble(bool with_hessian, const Partia
   const bool by_rows = Traits::host;
   const long long items = Kernel::hessian_items(q, by_rows);
   Kokkos::parallel_for("rh::reduce_assemble",
-                       Kokkos::RangePolicy<typename Base::execution_space>(base_.space(), with_hessian ? 0 : items, items + q),
+                       Kokkos::RangePolicy<typename Base::execution_space>(base_.space(), 0, with_hessian ? q + items : q),
                        Kernel{partial, coef.info, hessian, coef.grad, coef.cur, coef.tilde, known, q, chunks.count,
                               bs.penalized, bs.inv_n, bs.ridge, bs.historical, by_rows, coef.info_symmetric});
 }

@@ -3,18 +3,51 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 
+#include "rh/detail/host_isa.hpp"  // paired_rows
 #include "rh/detail/passes.hpp"
 
 namespace rh::detail {
+
+// Σ load(0) + load(1) + … + load(count − 1), added in that order from S(0), with a block of loads issued before
+// its adds: on a device the loads of a block are in flight together instead of one after the other (the chain of
+// in-order adds is short next to a memory latency). The same sum in the same order as a plain loop.
+template <class S, class Load>
+KOKKOS_INLINE_FUNCTION S sum_in_order(long long count, const Load& load) {
+  constexpr int ahead = 8;
+  S sum = S(0);
+  long long i = 0;
+  for (; i + ahead <= count; i += ahead) {
+    S v[ahead];
+    for (int t = 0; t < ahead; ++t) v[t] = load(i + t);
+    for (int t = 0; t < ahead; ++t) sum += v[t];
+  }
+  for (; i < count; ++i) sum += load(i);
+  return sum;
+}
 
 // Entry (j, k) of the summed Gram G: the per-chunk partials in chunk order (deterministic), read from the upper
 // triangle so that G is exactly symmetric.
 template <class S, class PView>
 KOKKOS_INLINE_FUNCTION S gram_entry(const PView& partial, long long chunks, long long q, long long j, long long k) {
   const long long lo = j < k ? j : k, hi = j < k ? k : j;
-  S g = S(0);
-  for (long long ch = 0; ch < chunks; ++ch) g += partial(ch, lo * q + hi);
-  return g;
+  return sum_in_order<S>(chunks, [&](long long ch) { return partial(ch, lo * q + hi); });
+}
+
+// Device launches over G's upper triangle: rows p and q − 1 − p folded into one row of q + 1 entries (row p's q − p,
+// then row q − 1 − p's p + 1), so that consecutive indices take consecutive entries of a row (coalesced reads of
+// the partials) and the triangle is read once. upper_pair_entries(q) indices; entry e is (j, k), k ≥ j, or none
+// (false: the second half of the middle row when q is odd).
+KOKKOS_INLINE_FUNCTION long long upper_pair_entries(long long q) { return paired_rows(q) * (q + 1); }
+KOKKOS_INLINE_FUNCTION bool upper_pair_entry(long long e, long long q, long long& j, long long& k) {
+  const long long p = e / (q + 1), col = e % (q + 1);
+  if (col < q - p) {
+    j = p;
+    k = p + col;
+    return true;
+  }
+  j = q - 1 - p;
+  k = j + (col - (q - p));
+  return j != p;
 }
 
 // Host: row j of G's upper triangle, each entry the chunks' partials summed in chunk order as gram_entry sums them,

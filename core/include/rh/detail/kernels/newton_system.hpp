@@ -8,11 +8,12 @@
 
 namespace rh::detail {
 
-// The Newton system from the summed Gram G and data gradient u (docs/method.md §4, §5). Index e < hessian_items
-// builds H = (G + J)/N + ridge·I; e = hessian_items + j is g_j = (−u + J(β − β̃))_j/N plus the penalty's term. The
-// gradient alone (proximal solver) launches only the last q indices: the Gram partials are stale then. A device
-// takes one entry (j, k) per index, in row order (coalesced); a host two rows of G's upper triangle (gram_upper_row),
-// writing both H(j, k) and H(k, j). Every entry is the same sum in the same order either way.
+// The Newton system from the summed Gram G and data gradient u (docs/method.md §4, §5). Index j < q is
+// g_j = (−u + J(β − β̃))_j/N plus the penalty's term (first: the longest sums, J(β − β̃) over q terms, start first);
+// the indices after them build H = (G + J)/N + ridge·I. The gradient alone (proximal solver) launches only the
+// first q: the Gram partials are stale then. A device takes one entry (j, k) of G's upper triangle per index
+// (upper_pair_entry: coalesced reads, each partial read once), a host two rows of it (gram_upper_row); either
+// writes H(j, k) and H(k, j). Every entry is the same sum in the same order either way.
 template <class S, class Penalty, class VView, class MView, class PView, class DView>
 struct ReduceAndAssemble {
   PView partial;
@@ -24,29 +25,34 @@ struct ReduceAndAssemble {
   bool by_rows;         // host
   bool info_symmetric;  // J(j,k) == J(k,j) everywhere (j_entry)
   KOKKOS_INLINE_FUNCTION static long long hessian_items(long long q, bool by_rows) {
-    return by_rows ? paired_rows(q) : q * q;
+    return by_rows ? paired_rows(q) : upper_pair_entries(q);
   }
   KOKKOS_INLINE_FUNCTION S entry(double g, long long j, long long k) const {
     return static_cast<S>((g + static_cast<double>(info(j, k))) * inv_n + (j == k ? ridge : 0.0));
   }
   KOKKOS_INLINE_FUNCTION void operator()(const long long e) const {
-    const long long items = hessian_items(q, by_rows);
-    if (e < items) {
-#ifndef __CUDA_ARCH__  // (by_rows is for hosts; device code need not carry gram_upper_row's row buffer)
-      if (by_rows) {
-        for_gram_row_pair<S>(partial, chunks, q, e, [&](long long j, long long k, S g) {
-          hessian(j, k) = entry(static_cast<double>(g), j, k);
-        });
-        return;
-      }
-#endif
-      const long long j = e / q, k = e % q;
-      hessian(j, k) = entry(static_cast<double>(gram_entry<S>(partial, chunks, q, j, k)), j, k);
+    if (e < q) {
+      gradient(e);
       return;
     }
-    const long long j = e - items;
-    S u = S(0);
-    for (long long ch = 0; ch < chunks; ++ch) u += partial(ch, q * q + j);
+#ifndef __CUDA_ARCH__  // (by_rows is for hosts; device code need not carry gram_upper_row's row buffer)
+    if (by_rows) {
+      for_gram_row_pair<S>(partial, chunks, q, e - q, [&](long long j, long long k, S g) {
+        hessian(j, k) = entry(static_cast<double>(g), j, k);
+      });
+      return;
+    }
+#endif
+    long long j = 0, k = 0;
+    if (!upper_pair_entry(e - q, q, j, k)) return;
+    const double g = static_cast<double>(gram_entry<S>(partial, chunks, q, j, k));
+    hessian(j, k) = entry(g, j, k);
+    if (k != j) hessian(k, j) = entry(g, k, j);
+  }
+
+ private:
+  KOKKOS_INLINE_FUNCTION void gradient(const long long j) const {
+    const S u = sum_in_order<S>(chunks, [&](long long ch) { return partial(ch, q * q + j); });
     double j_delta = 0.0;
     if (known_j_delta.extent(0) != 0) {
       j_delta = known_j_delta(j);  // the same sum, in the same order (FinishEvaluation)
