@@ -102,6 +102,12 @@ TEST_CASE_TEMPLATE_DEFINE("a Newton iteration reads X twice and synchronizes onc
     CHECK(c["rh::gram_gradient"] == 1);
     CHECK(c["rh::gram_delta"] >= it - 1);
     CHECK(c["rh::gram_delta"] <= it);
+    // ... one assemble and one dense solve, whose last launch (q ≤ 320: the whole Cholesky in one launch, on a
+    // device one team; the opt-in cuSOLVER build's check) runs the LU where the Cholesky gives way: no LU launch.
+    CHECK(c["rh::reduce_assemble"] == it);
+    CHECK(c["rh::cholesky_team"] + c["rh::cholesky_panel"] + c["rh::cholesky_check"] == it);
+    CHECK(c["rh::cholesky_update"] == 0);
+    CHECK(c["rh::lu_solve"] == 0);
     iterations += it;
     ++batches;
   }

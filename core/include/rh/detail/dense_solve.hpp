@@ -8,8 +8,9 @@
 // pivot, and the solution must be finite. Otherwise: the minimum-norm least-squares solution through an SVD with
 // cutoff eps·q·σ_max (numpy's lstsq with rcond=None), computed on the host because it is rare and small.
 //
-// The choice between Cholesky and LU is taken on the space: every kernel reads the SolveReport first, and the LU
-// launch returns at once when the Cholesky succeeded, so the host never waits on it.
+// The choice between Cholesky and LU is taken on the space: every kernel reads the SolveReport first, and the
+// Cholesky's last launch runs the LU itself when the Cholesky gave way, so the host never waits on the choice and a
+// successful Cholesky costs no LU launch.
 //
 // One file per factorization under dense/.
 #pragma once

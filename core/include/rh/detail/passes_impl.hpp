@@ -242,16 +242,13 @@ template <class Traits, class S>
 void Passes<Traits, S>::factor_solve(const Matrix& a, const Vector& rhs, const Matrix& factor, const Vector& sol,
                                      const Status& report, bool positive_definite) const {
   const long long q = a.extent(0);
-  if (positive_definite) {
+  if (positive_definite) {  // its last launch runs the LU where the Cholesky gives way
     cholesky_solve<Traits>(space_, a, rhs, factor, sol, report, Traits::cholesky_panel(q));
-    if constexpr (Traits::host) {  // the report is in host memory: skip the LU launch (an OpenMP barrier) here
-      space_.fence();
-      if (report().method == solve_by_cholesky) return;
-    }
+    return;
   }
   Kokkos::parallel_for("rh::lu_solve", Kokkos::TeamPolicy<execution_space>(space_, 1, Traits::lu_team_size(q)),
                        LuSolve<Traits, Matrix, Vector, Status>{a, factor, rhs, sol, report, static_cast<int>(q),
-                                                               positive_definite});
+                                                               false});
 }
 
 template <class Traits, class S>

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "rh/detail/compat.hpp"
+#include "rh/detail/dense/lu.hpp"
 #include "rh/detail/dense/symmetry.hpp"
 #include "rh/detail/host_isa.hpp"
 #include "rh/detail/penalty.hpp"  // SolveReport
@@ -99,11 +100,23 @@ KOKKOS_INLINE_FUNCTION void cholesky_start(const Member& team, const MView& a, c
   cholesky_report(team, a, report, q);
 }
 
+// The end of the last launch of every Cholesky route: when the report says the Cholesky gave way (not symmetric, a
+// pivot that is not > 0, a solution that is not finite), the same team runs the LU (LuSolve: its result does not
+// depend on the team size), so no launch of its own waits behind every successful Cholesky. The barrier lets every
+// thread see the report, whichever thread wrote it and wherever the Cholesky left off.
+template <class Traits, class Member, class MView, class VView, class ReportView>
+KOKKOS_INLINE_FUNCTION void lu_if_cholesky_gave_way(const Member& team, const MView& a, const MView& f,
+                                                    const VView& rhs, const VView& sol, const ReportView& report,
+                                                    int q) {
+  team.team_barrier();
+  LuSolve<Traits, MView, VView, ReportView>{a, f, rhs, sol, report, q, true}(team);
+}
+
 // Blocked Cholesky with the forward substitution Uᵀy = g folded in, one launch per panel of nb rows of U:
 //   panel k (one team): the diagonal block factored by one thread (in team scratch on a device, in place on a
 //     host); each column j right of it solved for U12(:, j) = U11⁻ᵀ A12(:, j) by one thread, which also takes the
 //     block's y out of g_j; the first panel copies H's upper triangle into f and checks symmetry, the last one runs
-//     the back substitution U x = y by blocks of nb.
+//     the back substitution U x = y by blocks of nb, then the LU where the Cholesky gave way (in any panel).
 //   update k (a team per nb×nb tile of the upper triangle right of and below the panel): A22 −= U12ᵀ U12.
 // Every entry is computed by one thread in a fixed order: the result depends on nb only, never on the team size or
 // thread count (host spaces use nb = q: one launch, the sequential algorithm).
@@ -122,6 +135,12 @@ struct CholeskyPanel {
   static size_t scratch_bytes(int nb) { return Traits::host ? 0 : Block::shmem_size(nb, nb); }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    panel(team);
+    if (k + nb >= q) lu_if_cholesky_gave_way<Traits>(team, a, f, rhs, sol, report, q);
+  }
+
+ private:
+  KOKKOS_INLINE_FUNCTION void panel(const member_type& team) const {
     if (k == 0) cholesky_start(team, a, f, rhs, sol, report, q);
     if (report().method != solve_by_cholesky) return;  // not symmetric, or an earlier panel failed
     const int b = q - k < nb ? q - k : nb;
@@ -146,7 +165,6 @@ struct CholeskyPanel {
     }
   }
 
- private:
   // Factors the diagonal block (b×b at (o, o) of u) and solves its share of Uᵀy = g (y in sol); false when a
   // pivot is not > 0, which hands the system to LU. One thread: the block is small on a device, the whole matrix
   // on a host.
@@ -278,6 +296,12 @@ struct CholeskyTeam {
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    cholesky(team);
+    lu_if_cholesky_gave_way<Traits>(team, a, f, rhs, sol, report, q);
+  }
+
+ private:
+  KOKKOS_INLINE_FUNCTION void cholesky(const member_type& team) const {
     const Panel p(team.team_scratch(0), nb, q);
     const Buffer y(team.team_scratch(0), q), x(team.team_scratch(0), q);
     const int t = team.team_rank(), nt = team.team_size();
@@ -298,7 +322,6 @@ struct CholeskyTeam {
     back_substitution(team, p, y, x);
   }
 
- private:
   // Rows k … k+b−1 of U in p (all their columns), and their share of Uᵀy = g. Every thread reads the same pivot, so
   // on a pivot that is not > 0 all leave together (LU takes over).
   KOKKOS_INLINE_FUNCTION bool factor_panel(const member_type& team, const Panel& p, const Buffer& y, int k,
@@ -405,7 +428,8 @@ struct ToolkitCholeskyOf<Traits, std::void_t<typename Traits::toolkit_cholesky>>
 
 // The toolkit's Cholesky (Traits::toolkit_cholesky, an opt-in A/B build) between two one-team kernels of ours:
 // before it, H's upper triangle into f, g into sol and the report (cholesky_start); after it, the report hands the
-// system to LU when potrf found a pivot that is not > 0 (`info`) or the solution is not finite, as ours does.
+// system to LU when potrf found a pivot that is not > 0 (`info`) or the solution is not finite, as ours does, and
+// the same team runs the LU then.
 template <class Traits, class MView, class VView, class ReportView>
 struct ToolkitCholeskyStart {
   using member_type = typename Kokkos::TeamPolicy<typename Traits::execution_space>::member_type;
@@ -417,10 +441,11 @@ struct ToolkitCholeskyStart {
     cholesky_start(team, a, f, rhs, sol, report, q);
   }
 };
-template <class Traits, class VView, class ReportView>
+template <class Traits, class MView, class VView, class ReportView>
 struct ToolkitCholeskyCheck {
   using member_type = typename Kokkos::TeamPolicy<typename Traits::execution_space>::member_type;
-  VView sol;
+  MView a, f;
+  VView rhs, sol;
   ReportView report;
   const int* info;
   int q;
@@ -432,12 +457,13 @@ struct ToolkitCholeskyCheck {
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       if (report().method == solve_by_cholesky && (bad || *info != 0)) report().method = solve_by_lu;
     });
+    lu_if_cholesky_gave_way<Traits>(team, a, f, rhs, sol, report, q);
   }
 };
 
 // Launches the Cholesky of a (panels of nb rows; on a device with nb ≥ q, one team) into f and its solve of
-// a x = rhs into sol; the report says solve_by_cholesky on success, solve_by_lu when LU must take over.
-// Asynchronous, on `space`.
+// a x = rhs into sol; the report says solve_by_cholesky on success, else solve_by_lu with the LU's status, the LU
+// having run in the last launch (lu_if_cholesky_gave_way) with its factors in f. Asynchronous, on `space`.
 template <class Traits, class MView, class VView, class ReportView>
 void cholesky_solve(const typename Traits::execution_space& space, const MView& a, const VView& rhs, const MView& f,
                     const VView& sol, const ReportView& report, int nb) {
@@ -451,7 +477,8 @@ void cholesky_solve(const typename Traits::execution_space& space, const MView& 
                            ToolkitCholeskyStart<Traits, MView, VView, ReportView>{a, f, rhs, sol, report, q});
       Toolkit::solve(space, f.data(), sol.data(), q);
       Kokkos::parallel_for("rh::cholesky_check", Kokkos::TeamPolicy<Space>(space, 1, Traits::team_size),
-                           ToolkitCholeskyCheck<Traits, VView, ReportView>{sol, report, Toolkit::info(), q});
+                           ToolkitCholeskyCheck<Traits, MView, VView, ReportView>{a, f, rhs, sol, report,
+                                                                                  Toolkit::info(), q});
       return;
     }
     using Team = CholeskyTeam<Traits, MView, VView, ReportView>;

@@ -3,12 +3,14 @@
 #include <Kokkos_Core.hpp>
 
 #include "rh/detail/compat.hpp"
+#include "rh/detail/host_isa.hpp"  // host_memory_v
 #include "rh/detail/penalty.hpp"  // SolveReport
 
 namespace rh::detail {
 
-// LU with partial pivoting in one team. After a Cholesky attempt (after_cholesky) it runs only when the report
-// says the Cholesky gave way.
+// LU with partial pivoting in one team, of any size (the result does not depend on it). After a Cholesky attempt
+// (after_cholesky: called by the Cholesky's last team, lu_if_cholesky_gave_way) it runs only when the report says
+// the Cholesky gave way.
 template <class Traits, class MView, class VView, class ReportView>
 struct LuSolve {
   using member_type = typename Kokkos::TeamPolicy<typename Traits::execution_space>::member_type;
