@@ -1,4 +1,4 @@
-"""cuSOLVER's dense solves on the GPU machine, for comparison with tools/device/baseline/cuda_baseline.
+"""cuSOLVER's dense solves on the GPU machine, for comparison with backends/cuda/baseline/cuda_baseline.
 
 The GPU machine's PyTorch links CUDA 13's cuSOLVER; it stands in for linking cuSOLVER into our binaries (a
 statically linked CUDA 11.8 cuSOLVER + cuBLAS adds ~180 MB). Same systems as cuda_baseline (A = GᵀG/m + 1e-3·I,

@@ -1,7 +1,7 @@
 // Baseline micro-measurements on a CUDA device, for the design of the CUDA work (docs/cuda-plan.md): device copy
 // bandwidth, host→device copies from pageable and pinned memory, a plain parallel_reduce, and the q×q dense solve
 // of a Newton step (the solver's LuSolve as it is today, a one-team and a blocked multi-team Cholesky prototype,
-// and cuSOLVER when built with RH_BASELINE_CUSOLVER). Built by tools/device/baseline/build.sh against any Kokkos
+// and cuSOLVER when built with RH_BASELINE_CUSOLVER). Built by backends/cuda/baseline/build.sh against any Kokkos
 // (3.4 or >= 4.6). Not a test: it prints one line per measurement (median, min, max of the repetitions, and a
 // rate), and a solve line also prints the largest residual |A x - b| / |b| of its result.
 #include <Kokkos_Core.hpp>
