@@ -8,6 +8,7 @@
 #include "rh/detail/compat.hpp"
 #include "rh/detail/host_isa.hpp"
 #include "rh/detail/kernels/host_simd/row_block.hpp"
+#include "rh/detail/kernels/in_order.hpp"
 #include "rh/detail/kernels/information.hpp"
 #include "rh/detail/kernels/row_dots.hpp"
 #include "rh/detail/method.hpp"
@@ -156,7 +157,13 @@ struct FinishEvaluation {
       }
     }
     const bool transposed = reads_j_transposed(info_symmetric, host_memory_v<Space>);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, first, q), [&](const long long j) {
+    // Index q sums the chunks' losses beside the (Jδ)_j (they do not depend on each other), into sums().loss, which
+    // the final sums take up.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, first, q + 1), [&](const long long j) {
+      if (j == q) {
+        sums().loss = sum_in_order<double>(chunks, [&](long long ch) { return chunk_loss(ch); });
+        return;
+      }
       double sum = 0.0;
       for (long long k = 0; k < q; ++k) sum += j_entry(info, transposed, j, k) * delta(k);
       j_delta(j) = sum;
@@ -180,9 +187,10 @@ struct FinishEvaluation {
     });
     team.team_barrier();
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      EvaluationSums<Penalty> out;
-      for (long long ch = 0; ch < chunks; ++ch) out.loss += chunk_loss(ch);
-      for (long long j = 0; j < q; ++j) out.add_terms(terms(j));
+      EvaluationSums<Penalty> out;  // each sum from 0.0 in order, the loads of a few terms ahead (in_order.hpp)
+      out.loss = sums().loss;
+      for_each_in_order<4, EvaluationSums<Penalty>>(
+          q, [&](long long j) { return terms(j); }, [&](const EvaluationSums<Penalty>& t) { out.add_terms(t); });
       out.solve_status = solve_status().status;
       out.solve_method = solve_status().method;
       sums() = out;

@@ -4,26 +4,10 @@
 #include <Kokkos_Core.hpp>
 
 #include "rh/detail/host_isa.hpp"  // paired_rows
+#include "rh/detail/kernels/in_order.hpp"
 #include "rh/detail/passes.hpp"
 
 namespace rh::detail {
-
-// Σ load(0) + load(1) + … + load(count − 1), added in that order from S(0), with a block of loads issued before
-// its adds: on a device the loads of a block are in flight together instead of one after the other (the chain of
-// in-order adds is short next to a memory latency). The same sum in the same order as a plain loop.
-template <class S, class Load>
-KOKKOS_INLINE_FUNCTION S sum_in_order(long long count, const Load& load) {
-  constexpr int ahead = 8;
-  S sum = S(0);
-  long long i = 0;
-  for (; i + ahead <= count; i += ahead) {
-    S v[ahead];
-    for (int t = 0; t < ahead; ++t) v[t] = load(i + t);
-    for (int t = 0; t < ahead; ++t) sum += v[t];
-  }
-  for (; i < count; ++i) sum += load(i);
-  return sum;
-}
 
 // Entry (j, k) of the summed Gram G: the per-chunk partials in chunk order (deterministic), read from the upper
 // triangle so that G is exactly symmetric.

@@ -7,6 +7,7 @@
 #include "rh/detail/compat.hpp"
 #include "rh/detail/host_isa.hpp"
 #include "rh/detail/kernels/host_simd/row_block.hpp"
+#include "rh/detail/kernels/in_order.hpp"
 #include "rh/detail/kernels/information.hpp"
 #include "rh/detail/kernels/row_dots.hpp"
 #include "rh/detail/method.hpp"
@@ -94,7 +95,17 @@ struct FinishLineSearch {
   bool info_symmetric;  // J(j,k) == J(k,j) everywhere (j_entry)
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     const bool transposed = reads_j_transposed(info_symmetric, host_memory_v<Space>);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const long long j) {
+    Shared shared;
+    if constexpr (by_threads) shared = Shared(team.team_scratch(0), shared_values);
+    // On a device the fields of the chunk sums (indices q, q + 1, …) are summed beside the coefficients' terms: the
+    // two do not depend on each other, so their chains of loads overlap instead of following one another.
+    const long long field_sums = by_threads ? LineSearchSums::fields : 0;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q + field_sums), [&](const long long j) {
+      if (j >= q) {
+        const int f = static_cast<int>(j - q);
+        shared(f) = sum_in_order<double>(chunks, [&](long long ch) { return chunk_sums(ch).field(f); });
+        return;
+      }
       double j_delta = 0.0, j_dir = 0.0;
       for (long long k = 0; k < q; ++k) {
         const double jk = j_entry(info, transposed, j, k);
@@ -108,15 +119,8 @@ struct FinishLineSearch {
     });
     team.team_barrier();
     if constexpr (by_threads) {
-      const Shared shared(team.team_scratch(0), shared_values);
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, shared_values), [&](const int f) {
-        double sum = 0.0;
-        if (f < LineSearchSums::fields) {
-          for (long long ch = 0; ch < chunks; ++ch) sum += chunk_sums(ch).field(f);
-        } else {
-          for (long long j = 0; j < q; ++j) sum += terms(3 * j + (f - LineSearchSums::fields));
-        }
-        shared(f) = sum;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 3), [&](const int c) {
+        shared(LineSearchSums::fields + c) = sum_in_order<double>(q, [&](long long j) { return terms(3 * j + c); });
       });
       team.team_barrier();
       Kokkos::single(Kokkos::PerTeam(team), [&]() {
