@@ -164,6 +164,14 @@ std::int64_t RegressorGroup::partial_fit(const GroupBatch& b) {
     const detail::GroupTask& t = tasks[k];
     const detail::GroupOutcome& o = outcomes[k];
     const auto mi = static_cast<size_t>(t.model);
+    if (o.status == detail::group_bad_x) {  // a host space checks X as it forms the model's rows
+      detail::GroupRowCheck bad;
+      bad.row = o.bad_row;
+      bad.problem = detail::bad_x;
+      status[mi] = Errc::invalid_argument;
+      messages[mi] = fmt::format("partial_fit: model {}: {}; the model was left unchanged", t.model, why_not(bad));
+      continue;
+    }
     if (o.status != detail::group_ok) {
       status[mi] = Errc::numerical_error;
       messages[mi] = o.status == detail::group_singular

@@ -58,24 +58,42 @@ class Engine final : public EngineBase {
     // Spread over processes, every process must make the same collective calls: a batch runs where it starts,
     // unwatched (an abandoned attempt would be a second sequence of them on one process).
     if (exchange_) return *update_on(passes_, batch, config, from_empty);
+    return placed(batch.x.rows, [&](const auto& run) { return update_on(run, batch, config, from_empty); });
+  }
+
+  // One model of a host space's model group (rh/detail/group/engine.hpp): its rows (y and the weights already checked
+  // by the group) staged and solved from β̃ = beta and J = info with the group's batch scalars, as update() stages,
+  // solves and places a batch; β_b and J_b written over beta and info only when X and all else is finite and no
+  // minimum-norm fallback was taken (a group refuses it). The engine's own state is not used.
+  struct ModelUpdate { Diagnostics diagnostics; bool written = false, min_norm = false, bad_x = false; };
+  ModelUpdate update_model(const Batch& rows, const Config& config, const BatchScalars& bs, S* beta, S* info) {
+    ModelUpdate out;
+    const auto on = [&](const auto& run) { return update_model_on(run, rows, config, bs, beta, info, out); };
+    out.diagnostics = placed(rows.x.rows, on);
+    return out;
+  }
+
+ private:
+  // on(run) (a std::optional<Diagnostics>: nothing when the threads stalled it) for a batch of n rows, placed.
+  template <class On>
+  Diagnostics placed(long long n, On&& on) {
     if constexpr (can_run_alone) {
       bool alone = placement_.starts_alone(passes_.space());
       ThreadChoice::Clock start = ThreadChoice::now();
       std::optional<Diagnostics> d;
       if (!alone) {
-        d = placement_.on_threads(start, [&] { return update_on(passes_, batch, config, from_empty); });
+        d = placement_.on_threads(start, [&] { return on(passes_); });
         alone = !d;
       }
-      if (alone) d = update_on(alone_, batch, config, from_empty);  // alone, nothing watches: always a result
-      placement_.record(alone, start, static_cast<double>(batch.x.rows) * static_cast<double>(d->iterations + 1));
+      if (alone) d = on(alone_);  // alone, nothing watches: always a result
+      placement_.record(alone, start, static_cast<double>(n) * static_cast<double>(d->iterations + 1));
       d->calling_thread_only = alone;
       return *d;
     } else {
-      return *update_on(passes_, batch, config, from_empty);
+      return *on(passes_);
     }
   }
 
- private:
   // The transaction of one batch on `run`'s passes: stage, solve, commit. Nothing, and nothing committed, when the
   // threads stalled it (Placement::stalled).
   template <class Run>
@@ -134,24 +152,15 @@ class Engine final : public EngineBase {
       coef_.info_symmetric = own.exactly_symmetric(coef_.info);
     });
 
-    BatchScalars bs;
-    const Diagnostics d = with_penalty(config.penalty, [&](auto tag) {
+    BatchScalars bs{n, config.fit_intercept ? q - 1 : q, batch.weights != nullptr, config.tau,
+                    bandwidth_for(config.bandwidth_scale, cumulative, p, config.tau), 1.0 / cumulative};
+    with_penalty(config.penalty, [&](auto tag) {
       using Penalty = typename decltype(tag)::type;
-      bs.n = n;
-      bs.penalized = config.fit_intercept ? q - 1 : q;
-      bs.has_weights = batch.weights != nullptr;
-      bs.tau = config.tau;
-      bs.h = bandwidth_for(config.bandwidth_scale, cumulative, p, config.tau);
-      bs.inv_n = 1.0 / cumulative;
       bs.lambda = Penalty::lambda(config, cumulative, p);
       bs.historical = Penalty::historical(config, previous_weight, cumulative, committed_.scalars.previous_lambda);
-      bs.ridge = config.ridge;
-      Solve<Run, Penalty> solve(*this, run, bs);
-      Diagnostics out = Penalty::solve(solve, config, bs);
-      out.lambda_value = bs.lambda;
-      out.bandwidth = bs.h;
-      return out;
     });
+    bs.ridge = config.ridge;
+    const Diagnostics d = solve_staged(run, config, bs);
     if (placement_.found_stalled()) return {};  // the solver stopped at a checkpoint: nothing to commit
 
     if (!std::isfinite(d.objective))
@@ -191,6 +200,50 @@ class Engine final : public EngineBase {
     committed_.scalars = scalars_after_batch(committed_.scalars, empty, p, n, bs.lambda, cumulative, config);
     return d;
   }
+
+  // The penalty's solver over the staged batch from β̃ = coef_.tilde and J = coef_.info, with the batch's scalars.
+  template <class Run>
+  Diagnostics solve_staged(const Run& run, const Config& config, const BatchScalars& bs) {
+    return with_penalty(config.penalty, [&](auto tag) {
+      using Penalty = typename decltype(tag)::type;
+      Solve<Run, Penalty> solve(*this, run, bs);
+      Diagnostics out = Penalty::solve(solve, config, bs);
+      out.lambda_value = bs.lambda;
+      out.bandwidth = bs.h;
+      return out;
+    });
+  }
+
+  template <class Run>
+  std::optional<Diagnostics> update_model_on(const Run& run, const Batch& rows, const Config& config,
+                                             const BatchScalars& bs, S* beta, S* info, ModelUpdate& out) {
+    const long long q = rows.x.cols + (config.fit_intercept ? 1 : 0);
+    calling_thread_section([&] { prepare_work(rows.x.rows, q); });
+    chunks_ = run.chunks_for(rows.x.rows, q);
+    out.bad_x = run.stage(rows, rows_, host_input_).non_finite_x > 0;
+    if (placement_.stalled()) return {};
+    if (out.bad_x) return Diagnostics();
+    calling_thread_section([&] {
+      const auto& own = calling_thread_passes();
+      own.copy(coef_.tilde, Vector(beta, q));
+      own.copy(coef_.info, Matrix(info, q, q));
+      coef_.info_symmetric = own.exactly_symmetric(coef_.info);
+    });
+    const long long fallbacks = solve_counts_.min_norm;
+    const Diagnostics d = solve_staged(run, config, bs);
+    if (placement_.found_stalled()) return {};  // nothing written: the model runs again alone
+    out.min_norm = solve_counts_.min_norm != fallbacks;
+    if (out.min_norm || !std::isfinite(d.objective)) return d;
+    commit_gram(run);
+    if (run.commit(partial_, chunks_, coef_.info, coef_.cur, info_new_) > 0) return d;
+    run.copy(Vector(beta, q), coef_.cur);
+    run.copy(Matrix(info, q, q), info_new_);
+    run.space().fence();
+    out.written = true;
+    return d;
+  }
+
+ public:
 
  public:
 

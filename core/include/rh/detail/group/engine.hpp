@@ -4,11 +4,15 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "rh/detail/compiled_spaces.hpp"
+#include "rh/detail/engine.hpp"
 #include "rh/detail/group/engine_base.hpp"
 #include "rh/detail/instances.hpp"
 #include "rh/detail/group/solve.hpp"
@@ -59,6 +63,61 @@ struct GroupCheckRows {  // a namespace-level functor: CUDA cannot launch a priv
   }
 };
 
+// The space whose single-model engine solves a host group's models one after another: the space's own where its
+// engine can run a batch on the calling thread alone (OpenMP: each model then runs where a Regressor's batch would),
+// else Serial where it is compiled (Threads: a pool launch per pass would cost small models more than the pass;
+// every host space has the same row chunks and kernels, so the same bits), else the space's own.
+template <class Traits, class List = CompiledSpaces>
+struct GroupModelSpace {
+  using type = Traits;
+};
+template <class Traits, class First, class... Rest>
+struct GroupModelSpace<Traits, TypeList<First, Rest...>> {
+  using type = std::conditional_t<First::id == Space::serial && Traits::host &&
+                                      std::is_void_v<typename Traits::calling_thread>,
+                                  First, typename GroupModelSpace<Traits, TypeList<Rest...>>::type>;
+};
+
+// A host space's check of each model's y and weights in the caller's arrays (a team of one thread per model), as
+// GroupCheckRows checks them (y, then the weight's finiteness and sign) with W_b summed in row order in double as it
+// sums it; X is checked as update stages each model's rows (group_bad_x), except up to a row with a problem here,
+// where X's comes first. `rows` is the StageRows of the batch (its source arrays and layout).
+template <class Space, class S>
+struct GroupHostChecks {
+  using Mem = typename Space::memory_space;
+  StageRows<S, Kokkos::View<S**, Kokkos::LayoutRight, Mem>, Kokkos::View<S*, Mem>> rows;
+  const std::int64_t* offsets;
+  GroupRowCheck* checks;
+  KOKKOS_INLINE_FUNCTION void operator()(const typename Kokkos::TeamPolicy<Space>::member_type& team) const {
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      const long long m = team.league_rank(), r0 = offsets[m], r1 = offsets[m + 1];
+      GroupRowCheck c;
+      double weight = 0.0;
+      for (long long i = r0; i < r1; ++i) {
+        const S wi = rows.has_w ? rows.src_w[i] : S(1);
+        const int problem = !compat::isfinite(rows.src_y[i]) ? bad_y
+                            : !compat::isfinite(wi)          ? bad_weight
+                            : wi < S(0)                      ? negative_weight
+                                                             : rows_ok;
+        if (problem != rows_ok && c.row < 0) {
+          c.row = i;
+          c.problem = problem;
+        }
+        if (rows.has_w) weight += static_cast<double>(wi);
+      }
+      for (long long i = r0; i <= c.row && c.problem != bad_x; ++i)
+        for (long long j = 0; j < rows.p; ++j)
+          if (!compat::isfinite(rows.row_major ? rows.src_x[i * rows.ld + j] : rows.src_x[j * rows.ld + i])) {
+            c.row = i;
+            c.problem = bad_x;
+            break;
+          }
+      c.weight = rows.has_w ? weight : static_cast<double>(r1 - r0);  // 1 + 1 + ... in double, exactly
+      checks[m] = c;
+    });
+  }
+};
+
 template <class Traits, class S>
 class GroupEngine final : public GroupEngineBase {
   using Newton = GroupNewton<Traits, S>;
@@ -67,70 +126,95 @@ class GroupEngine final : public GroupEngineBase {
   using Vector = Kokkos::View<S*, Mem>;
   using Rows = Kokkos::View<S**, Kokkos::LayoutRight, Mem>;
   using Matrices = Kokkos::View<S***, Kokkos::LayoutRight, Mem>;
+  // A host space solves the group's models one after another (update_on_host) with the single-model engine of
+  // ModelTraits, and runs its own checks and allocations on the calling thread (CallingTraits: the engine's
+  // calling_thread space, or its own). A space with its own memory solves in its team kernel.
+  using ModelTraits = typename GroupModelSpace<Traits>::type;
+  using CallingTraits = std::conditional_t<!Traits::host || std::is_void_v<typename ModelTraits::calling_thread>,
+                                           ModelTraits, typename ModelTraits::calling_thread>;
+  using CallingSpace = typename CallingTraits::execution_space;
+  struct NoModelEngine {};
+  using ModelEngine = std::conditional_t<Traits::host, Engine<ModelTraits, S>, NoModelEngine>;
+  static CallingSpace calling_space_for(const Space& space, int device_id) {
+    if constexpr (Traits::host) return CallingTraits::instance(device_id);
+    else return space;
+  }
 
  public:
   GroupEngine(Space space, int device_id, long long n_models, long long p, bool fit_intercept)
-      : space_(std::move(space)), device_id_(device_id), q_(p + (fit_intercept ? 1 : 0)), p_(p),
-        beta_("rh::group_beta", n_models, q_), info_("rh::group_information", n_models, q_, q_),
-        info_new_("rh::group_information_new", n_models, q_, q_), offsets_("rh::group_offsets", n_models + 1) {}
+      : space_(std::move(space)), calling_space_(calling_space_for(space_, device_id)), device_id_(device_id),
+        q_(p + (fit_intercept ? 1 : 0)), p_(p),
+        beta_(zeroed("rh::group_beta"), n_models, q_), info_(zeroed("rh::group_information"), n_models, q_, q_),
+        info_new_(zeroed("rh::group_information_new"), Traits::host ? 0 : n_models, q_, q_),  // the team kernel's
+        offsets_("rh::group_offsets", n_models + 1) {}
 
   std::vector<GroupRowCheck> stage_and_check(const GroupBatch& batch) override {
-    stage(batch);
+    const auto rows = stage(batch, !Traits::host);  // a host space's engine stages each model's rows in update
     const long long models = static_cast<long long>(beta_.extent(0));
-    Kokkos::deep_copy(space_, offsets_,
-                      Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(batch.offsets,
-                                                                                                   models + 1));
     grow(checks_, models, "rh::group_row_checks");
-    Kokkos::parallel_for("rh::group_check", Kokkos::TeamPolicy<Space>(space_, static_cast<int>(models), team_size()),
-                         GroupCheckRows<Space, S>{x_, y_, w_, offsets_, checks_, p_, has_w_});
     std::vector<GroupRowCheck> out(static_cast<size_t>(models));
-    Kokkos::deep_copy(space_, Kokkos::View<GroupRowCheck*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(out.data(), out.size()),
-                      Kokkos::subview(checks_, Kokkos::make_pair(0LL, models)));
-    space_.fence();
+    const Kokkos::View<GroupRowCheck*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> out_view(out.data(), out.size());
+    if constexpr (Traits::host) {  // on the calling thread; update stages each model's rows for its solve
+      host_batch_ = batch;
+      Kokkos::parallel_for("rh::group_check", Kokkos::TeamPolicy<CallingSpace>(calling_space_, static_cast<int>(models), 1),
+                           GroupHostChecks<CallingSpace, S>{rows, batch.offsets, out.data()});
+      calling_space_.fence();
+    } else {
+      Kokkos::deep_copy(space_, offsets_,
+                        Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(batch.offsets,
+                                                                                                     models + 1));
+      Kokkos::parallel_for("rh::group_check", Kokkos::TeamPolicy<Space>(space_, static_cast<int>(models), team_size()),
+                           GroupCheckRows<Space, S>{x_, y_, w_, offsets_, checks_, p_, has_w_});
+      Kokkos::deep_copy(space_, out_view, Kokkos::subview(checks_, Kokkos::make_pair(0LL, models)));
+      space_.fence();
+    }
     return out;
   }
 
   std::vector<GroupOutcome> update(const std::vector<GroupTask>& tasks, const Config& config) override {
-    const long long n_tasks = static_cast<long long>(tasks.size());
-    grow(tasks_, n_tasks, "rh::group_tasks");
-    grow(outcomes_, n_tasks, "rh::group_outcomes");
-    Kokkos::deep_copy(space_, Kokkos::subview(tasks_, Kokkos::make_pair(0LL, n_tasks)),
-                      Kokkos::View<const GroupTask*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(tasks.data(), tasks.size()));
-    Newton k;
-    k.x = x_;
-    k.y = y_;
-    k.w = w_;
-    k.s = s_;
-    k.c = c_;
-    k.beta = beta_;
-    k.info = info_;
-    k.info_new = info_new_;
-    k.tasks = tasks_;
-    k.outcomes = outcomes_;
-    k.q = static_cast<int>(q_);
-    k.max_iter = config.max_iter;
-    k.has_w = has_w_;
-    k.l1 = config.penalty == Penalty::l1;
-    k.penalized = p_;  // every feature; the intercept (q > p) never
-    k.tau = config.tau;
-    k.tol = config.tol;
-    k.ridge = config.ridge;
-    const int league = static_cast<int>(n_tasks);
-    typename Newton::Policy probe(space_, league, Kokkos::AUTO);
-    const auto layout = Newton::layout(k.q, team_size(), probe.scratch_size_max(0), Newton::scratch_budget,
-                                       Traits::host);
-    k.level = layout.level;
-    k.tile_rows = layout.tile_rows;
-    k.shared_area = layout.shared_area;
-    typename Newton::Policy policy(space_, league, team_size());
-    policy.set_scratch_size(0, Kokkos::PerTeam(layout.level0));
-    if (layout.level1 > 0) policy.set_scratch_size(1, Kokkos::PerTeam(layout.level1));
-    Kokkos::parallel_for("rh::group_newton", policy, k);
-    std::vector<GroupOutcome> out(tasks.size());
-    Kokkos::View<GroupOutcome*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> h(out.data(), out.size());
-    Kokkos::deep_copy(space_, h, Kokkos::subview(outcomes_, Kokkos::make_pair(0LL, n_tasks)));
-    space_.fence();
-    return out;
+    if constexpr (Traits::host) {
+      return update_on_host(tasks, config);
+    } else {  // the team kernel: one launch for every model
+      const long long n_tasks = static_cast<long long>(tasks.size());
+      grow(tasks_, n_tasks, "rh::group_tasks");
+      grow(outcomes_, n_tasks, "rh::group_outcomes");
+      Kokkos::deep_copy(space_, Kokkos::subview(tasks_, Kokkos::make_pair(0LL, n_tasks)),
+                        Kokkos::View<const GroupTask*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(tasks.data(), tasks.size()));
+      Newton k;
+      k.x = x_;
+      k.y = y_;
+      k.w = w_;
+      k.s = s_;
+      k.c = c_;
+      k.beta = beta_;
+      k.info = info_;
+      k.info_new = info_new_;
+      k.tasks = tasks_;
+      k.outcomes = outcomes_;
+      k.q = static_cast<int>(q_);
+      k.max_iter = config.max_iter;
+      k.has_w = has_w_;
+      k.l1 = config.penalty == Penalty::l1;
+      k.penalized = p_;  // every feature; the intercept (q > p) never
+      k.tau = config.tau;
+      k.tol = config.tol;
+      k.ridge = config.ridge;
+      const int league = static_cast<int>(n_tasks);
+      typename Newton::Policy probe(space_, league, Kokkos::AUTO);
+      const auto layout = Newton::layout(k.q, team_size(), probe.scratch_size_max(0), Newton::scratch_budget);
+      k.level = layout.level;
+      k.tile_rows = layout.tile_rows;
+      k.shared_area = layout.shared_area;
+      typename Newton::Policy policy(space_, league, team_size());
+      policy.set_scratch_size(0, Kokkos::PerTeam(layout.level0));
+      if (layout.level1 > 0) policy.set_scratch_size(1, Kokkos::PerTeam(layout.level1));
+      Kokkos::parallel_for("rh::group_newton", policy, k);
+      std::vector<GroupOutcome> out(tasks.size());
+      Kokkos::View<GroupOutcome*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> h(out.data(), out.size());
+      Kokkos::deep_copy(space_, h, Kokkos::subview(outcomes_, Kokkos::make_pair(0LL, n_tasks)));
+      space_.fence();
+      return out;
+    }
   }
 
   void predict(const GroupBatch& x, void* out) override {
@@ -186,6 +270,60 @@ class GroupEngine final : public GroupEngineBase {
 
  private:
   static int team_size() { return Traits::group_team_size; }
+  // A new view's allocation, zeroed: on a host space by the calling thread (update_on_host launches nothing on
+  // the space's threads).
+  auto zeroed(const char* label) const {
+    if constexpr (Traits::host) return Kokkos::view_alloc(calling_space_, std::string(label));
+    else return Kokkos::view_alloc(std::string(label));
+  }
+
+  // A host space: each task's model solved by the single-model engine (one, reused) from the model's β and J, its
+  // rows staged by the engine from the caller's arrays right before its solve: the engine's passes, solvers and sums,
+  // and where it runs them, so every β and J has the bits of a Regressor fed the model's rows (given the group's W_b,
+  // docs/api.md "Model groups"), and a model costs what a Regressor's batch costs, less the Regressor's own calls.
+  std::vector<GroupOutcome> update_on_host(const std::vector<GroupTask>& tasks, const Config& config) {
+    std::vector<GroupOutcome> out(tasks.size());
+    if constexpr (Traits::host) {
+      if (!model_engine_) model_engine_ = std::make_unique<ModelEngine>(ModelTraits::instance(device_id_), device_id_);
+      const GroupBatch& b = host_batch_;
+      const bool row_major = b.x.layout == Layout::row_major;
+      const long long ld = b.x.ld != 0 ? b.x.ld : (row_major ? p_ : b.x.rows);
+      const S* x = static_cast<const S*>(b.x.data);
+      const S* w = static_cast<const S*>(b.weights);
+      for (size_t k = 0; k < tasks.size(); ++k) {
+        const GroupTask& t = tasks[k];
+        GroupOutcome& o = out[k];
+        Batch rows;  // the model's rows of the caller's arrays
+        rows.x = MatrixRef{row_major ? x + t.r0 * ld : x + t.r0, t.r1 - t.r0, p_, ld, b.x.layout};
+        rows.y = static_cast<const S*>(b.y) + t.r0;
+        rows.weights = w ? w + t.r0 : nullptr;
+        rows.dtype = b.dtype;
+        BatchScalars bs;
+        bs.n = t.r1 - t.r0;
+        bs.penalized = p_;  // every feature; the intercept (q > p) never
+        bs.has_weights = w != nullptr;
+        bs.tau = config.tau;
+        bs.h = t.h;
+        bs.inv_n = t.inv_n;
+        bs.lambda = t.lambda;
+        bs.historical = t.historical;
+        bs.ridge = config.ridge;
+        const auto u = model_engine_->update_model(rows, config, bs, &beta_(t.model, 0), &info_(t.model, 0, 0));
+        if (u.bad_x) {  // its first row with a NaN or infinite value in X
+          o.status = group_bad_x;
+          for (long long i = t.r0; i < t.r1 && o.bad_row < 0; ++i)
+            for (long long j = 0; j < p_ && o.bad_row < 0; ++j)
+              if (!std::isfinite(row_major ? x[i * ld + j] : x[j * ld + i])) o.bad_row = i;
+          continue;
+        }
+        o.iterations = u.diagnostics.iterations;
+        o.converged = u.diagnostics.converged ? 1 : 0;
+        o.objective = u.diagnostics.objective;
+        o.status = u.min_norm ? group_singular : u.written ? group_ok : group_non_finite;
+      }
+    }
+    return out;
+  }
 
   template <class View>
   void grow(View& v, long long n, const char* label) {
@@ -195,8 +333,9 @@ class GroupEngine final : public GroupEngineBase {
   // The batch's rows as design rows (features, then 1 for the intercept), y and the weights, on the space: host
   // arrays for a space with its own memory go as laid out through the process's pinned staging slots (X in one
   // piece, y and w straight into their buffers), then a kernel forms the design rows; a host space's kernel and
-  // a device batch's read the caller's arrays in place. The buffers only grow.
-  void stage(const GroupBatch& b) {
+  // a device batch's read the caller's arrays in place. The buffers only grow. Returns that kernel's functor; with
+  // `form` false it is not run (a host space's update runs it model by model).
+  StageRows<S, Rows, Vector> stage(const GroupBatch& b, bool form = true) {
     const long long n = b.x.rows, p = b.x.cols;
     const bool row_major = b.x.layout == Layout::row_major;
     const long long ld = b.x.ld != 0 ? b.x.ld : (row_major ? p : n);
@@ -213,14 +352,15 @@ class GroupEngine final : public GroupEngineBase {
       if (sw) Traits::check_host_pointer(sw, "sample weights");
     }
     has_w_ = sw != nullptr;
-    if (n > static_cast<long long>(y_.extent(0))) {
+    // A host space's stage_and_check only describes the batch: its update reads the caller's arrays in place.
+    if ((form || !Traits::host) && n > static_cast<long long>(y_.extent(0))) {
       x_ = Rows(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("rh::group_x")), n, q_);
       y_ = Vector("rh::group_y", n);
       w_ = Vector("rh::group_w", n);
       s_ = Vector("rh::group_score_weights", n);
       c_ = Vector("rh::group_curvature_weights", n);
     }
-    if (n == 0) return;
+    if (n == 0) return StageRows<S, Rows, Vector>{x_, y_, w_, sx, sy, sw, p, ld, row_major, q_ > p_, false, false};
     if (b.memory == Memory::host && !Traits::host) {
       const long long span = row_major ? (n - 1) * ld + p : (p - 1) * ld + n;  // elements X spans
       grow(x_given_, span, "rh::group_x_as_given");
@@ -241,19 +381,20 @@ class GroupEngine final : public GroupEngineBase {
       sx = x_given_.data();
       sy = sw = nullptr;  // already in place
     }
+    const StageRows<S, Rows, Vector> rows{x_, y_, w_, sx, sy, sw, p, ld, row_major, q_ > p_, b.y != nullptr, has_w_};
     BatchCounts unused;  // the group checks each model's rows itself (GroupCheckRows)
-    Kokkos::parallel_reduce("rh::group_stage", Kokkos::RangePolicy<Space>(space_, 0, n),
-                            StageRows<S, Rows, Vector>{x_, y_, w_, sx, sy, sw, p, ld, row_major, q_ > p_,
-                                                       b.y != nullptr, has_w_},
-                            unused);
+    if (form) Kokkos::parallel_reduce("rh::group_stage", Kokkos::RangePolicy<Space>(space_, 0, n), rows, unused);
+    return rows;
   }
 
   Space space_;
+  CallingSpace calling_space_;  // a host space's calling thread (update_on_host); space_ elsewhere
   int device_id_;
   long long q_, p_;
   Rows beta_;
   Matrices info_, info_new_;
   Rows x_;
+  GroupBatch host_batch_;  // a host space's batch checked last (update_on_host reads its arrays)
   Vector y_, w_, s_, c_;
   Vector x_given_;  // host X as laid out by the caller, on a space with its own memory
   bool has_w_ = false;  // of the batch staged last
@@ -261,6 +402,7 @@ class GroupEngine final : public GroupEngineBase {
   Kokkos::View<GroupRowCheck*, Mem> checks_;
   Kokkos::View<GroupTask*, Mem> tasks_;
   Kokkos::View<GroupOutcome*, Mem> outcomes_;
+  std::unique_ptr<ModelEngine> model_engine_;  // a host space's (update_on_host)
 };
 
 template <class Traits>

@@ -22,12 +22,15 @@ struct GroupTask {
 };
 
 // What one model's solve gave (the engine commits β and J of the models with status group_ok itself).
-enum GroupSolveStatus : int { group_ok = 0, group_singular = 1, group_non_finite = 2 };
+// group_bad_x: a host space checks X as it forms each model's rows for its solve (stage_and_check checks y and the
+// weights): X has a NaN or an infinite value in row bad_row of the batch (its first), and the model was not solved.
+enum GroupSolveStatus : int { group_ok = 0, group_singular = 1, group_non_finite = 2, group_bad_x = 3 };
 struct GroupOutcome {
   int iterations = 0;
   int converged = 0;
   double objective = 0.0;  // F_b at the returned β
   int status = group_ok;
+  long long bad_row = -1;  // with group_bad_x
 };
 
 // What one model's rows of a staged batch are (docs/method.md §10, as the single model's pass 1 checks them).
@@ -43,7 +46,8 @@ class GroupEngineBase {
   virtual ~GroupEngineBase() = default;
   // Copies the batch's rows (host or this space's device memory, as batch.memory says) to the space as design
   // rows and checks every model's rows there; the next update solves this batch. The batch's shape was checked by
-  // the caller; a pointer of the wrong kind of memory throws Errc::invalid_argument.
+  // the caller; a pointer of the wrong kind of memory throws Errc::invalid_argument. A host space forms and checks
+  // X model by model in update (group_bad_x), reading the caller's arrays then: they must live until it returns.
   virtual std::vector<GroupRowCheck> stage_and_check(const GroupBatch& batch) = 0;
   // Solves every task's model on the batch staged last from its committed state (or the empty one: its arrays are
   // zero until its first commit) and commits β and J of those whose outcome is group_ok and whose objective is

@@ -8,10 +8,11 @@
 // dense/cholesky.hpp and the LU of dense/lu.hpp, and it sums a model's rows as the engine sums a batch's: in the dtype,
 // by the engine's row chunks (rh/detail/row_chunks.hpp; see weighted_sums and objective). It differs in its Newton
 // line search, which evaluates F_b at each step directly, as §5 states the rule, instead of pricing every step from
-// one pass, and so forms residuals and the Gram afresh each iteration. On a host space LAMM (L1) gives the engine's
-// bits and Newton agrees within the golden floors (tests/unit/test_group.cpp).
+// one pass, and so forms residuals and the Gram afresh each iteration. Host spaces do not run it (their group solves
+// each model with the single-model engine, rh/detail/group/engine.hpp); run on a host space one thread a team, as
+// tests/unit/test_group.cpp does, LAMM (L1) gives the engine's bits and Newton agrees within the golden floors.
 //
-// On a device every pass over a model's rows goes tile by tile through team scratch (over_tiles): a tile of rows is
+// Every pass over a model's rows goes tile by tile through team scratch (over_tiles): a tile of rows is
 // copied in with coalesced loads, then each row's residual is formed from scratch by one thread, then (for the sums)
 // each thread adds the tile to its block of entries in registers. H and its factor live in the tiles' scratch, which
 // no pass uses while they do: a team needs little enough scratch that many share a multiprocessor.
@@ -35,6 +36,7 @@ namespace rh::detail {
 
 template <class Traits, class S>
 struct GroupNewton {
+  static_assert(!Traits::host, "a host space solves a group's models with the single-model engine (group/engine.hpp)");
   using Space = typename Traits::execution_space;
   // Teams a device's multiprocessor holds at once (8 × 64 threads): the launch bounds keep each thread's registers
   // and `scratch_budget` each team's level-0 scratch (with Kokkos' reduction space and the 1 KiB the driver keeps a
@@ -59,7 +61,7 @@ struct GroupNewton {
   Kokkos::View<GroupTask*, Mem> tasks;                  // one per team
   Kokkos::View<GroupOutcome*, Mem> outcomes;
   int q = 0, max_iter = 0, level = 0;
-  int tile_rows = 0;        // rows per scratch tile of the device path (level 0); 0 on a host space
+  int tile_rows = 0;        // rows per scratch tile (level 0)
   bool shared_area = false; // H and its factor in the tiles' area (ScratchLayout)
   long long penalized = 0;  // coefficients [0, penalized) carry the L1 penalty (p: the intercept never does)
   bool has_w = false;
@@ -94,25 +96,17 @@ struct GroupNewton {
   // Where a team's scratch goes (level 0 is the fast one, at most max0 bytes a team).
   struct ScratchLayout {
     int level = 0;       // of the vectors (and of H and its factor unless shared_area)
-    int tile_rows = 0;   // 0: no tiles (a host space's path)
+    int tile_rows = 0;   // rows per scratch tile
     bool shared_area = false;
     size_t level0 = 0, level1 = 0;  // bytes a team
   };
-  // A host space: everything in level 0 when it fits, else in level 1. A device: tiles of a multiple of the team's
-  // threads in rows (each thread then owns the same rows of every tile: over_tiles), as many as fit, with the
+  // Tiles of a multiple of the team's threads in rows (each thread then owns the same rows of every tile: over_tiles), as many as fit, with the
   // vectors, in `budget` bytes (at least 32 rows of one thread, at most 256); H and its factor share their area
   // when the vectors and they fit in level 0, else all but the tiles go to level 1; the chunk parts (part_bytes) are
   // in level 1 always.
-  static ScratchLayout layout(int q, int threads, long long max0, long long budget, bool host) {
+  static ScratchLayout layout(int q, int threads, long long max0, long long budget) {
     ScratchLayout l;
     const long long vec = static_cast<long long>(vector_bytes(q)), squares = static_cast<long long>(square_bytes(q));
-    if (host) {
-      const long long all = vec + squares + static_cast<long long>(part_bytes(q));
-      l.level = all <= max0 ? 0 : 1;
-      (l.level == 0 ? l.level0 : l.level1) = static_cast<size_t>(all);
-      l.level0 += area_bytes(0);  // the empty tiles
-      return l;
-    }
     const long long square_elements = 2LL * q * q;
     l.shared_area = vec + static_cast<long long>(area_bytes(square_elements)) <= max0;
     const long long beside = l.shared_area ? vec : 0;
@@ -276,9 +270,6 @@ struct GroupNewton {
     return a;
   }
 
-  KOKKOS_INLINE_FUNCTION S residual(long long i, const SVec& v) const {
-    return y(i) - row_dot<S, BaselineIsa>(x, i, v, q);
-  }
   KOKKOS_INLINE_FUNCTION S weight(long long i) const { return has_w ? w(i) : S(1); }
 
   // δ = v − β̃ and Jδ (each (Jδ)_j summed over k in order), as FinishEvaluation forms them.
@@ -302,31 +293,20 @@ struct GroupNewton {
     double loss = 0.0, quad = 0.0;
     const S tau_s = static_cast<S>(tau);
     // By the single model's row chunks (rh/detail/row_chunks.hpp): each chunk's rows in order from 0, then the chunks
-    // in order, as the engine sums F_b's loss; a device's thread does so over the rows it owns.
+    // in order, as the engine sums F_b's loss; a thread does so over the rows it owns.
     const long long chunk = row_chunks<Traits>(t.r1 - t.r0, q).rows;
-    if constexpr (Traits::host) {
-      for (long long c0 = t.r0; c0 < t.r1; c0 += chunk) {
-        double part = 0.0;
-        Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, c0, t.r1 - c0 < chunk ? t.r1 : c0 + chunk),
-                                [&](const long long i, double& acc) {
-                                  acc += static_cast<double>(weight(i) * huber_loss(residual(i, v), tau_s));
-                                }, part);
+    // Thread y sums rows r0 + y, r0 + y + threads, ... in order (it owns those rows in every tile), a chunk's part
+    // at a time, then the team's reduction. A team of one thread sums as the engine does.
+    double part = 0.0;
+    over_tiles(team, t, k, v, [&](const long long i, int, const S r) {
+      if (i != t.r0 && (i - t.r0) % chunk == 0) {
         loss += part;
+        part = 0.0;
       }
-    } else {
-      // Thread y sums rows r0 + y, r0 + y + threads, ... in order (it owns those rows in every tile), a chunk's part
-      // at a time, then the team's reduction. A team of one thread (a host space) sums as the host path does.
-      double part = 0.0;
-      over_tiles(team, t, k, v, [&](const long long i, int, const S r) {
-        if (i != t.r0 && (i - t.r0) % chunk == 0) {
-          loss += part;
-          part = 0.0;
-        }
-        part += static_cast<double>(weight(i) * huber_loss(r, tau_s));
-      }, [](int, long long) {});
-      loss += part;
-      team.team_reduce(Kokkos::Sum<double>(loss));
-    }
+      part += static_cast<double>(weight(i) * huber_loss(r, tau_s));
+    }, [](int, long long) {});
+    loss += part;
+    team.team_reduce(Kokkos::Sum<double>(loss));
     Kokkos::single(Kokkos::PerTeam(team), [&](double& a) {
       for (int j = 0; j < q; ++j) a += k.delta(j) * k.jd(j);
     }, quad);
@@ -365,28 +345,14 @@ struct GroupNewton {
     team.team_barrier();
   }
 
-  // s_i = w ψ(r_i) (with `scores`) and c_i = w φ(r_i) at the current β (a host space's path: in global arrays).
-  KOKKOS_INLINE_FUNCTION void row_weights(const member_type& team, const GroupTask& t, const Work& k,
-                                          bool scores) const {
-    const S tau_s = static_cast<S>(tau), h_s = static_cast<S>(t.h);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, t.r0, t.r1), [&](const long long i) {
-      const S r = residual(i, k.cur);
-      const S wi = weight(i);
-      if (scores) s(i) = wi * huber_score(r, tau_s);
-      c(i) = wi * smoothed_curvature(r, tau_s, h_s);
-    });
-    team.team_barrier();
-  }
-
   // The position of Gram entry (j, m), j ≤ m, in the row sums: the upper triangle row after row.
   KOKKOS_INLINE_FUNCTION int packed(int j, int m) const { return j * q - j * (j - 1) / 2 + (m - j); }
 
   // The row sums of the model's rows at the current β, each entry in the dtype as the single model sums it
   // (rh/detail/row_chunks.hpp): over each chunk of the model's rows in order, then the chunks in order. With `gram`,
   // the upper triangle Σ c_i x_ij x_im (k.sums(packed(j, m))); with `grad`, u_j = Σ s_i x_ij (k.sums(triangle + j));
-  // c and s as row_weights forms them. Only where the rows are read from and which loop is outer differ between the
-  // paths: a host space's one thread passes over the rows once, adding each row to every entry; a device team goes
-  // tile by tile (tile_sums), the current chunk's part of each entry in k.part between tiles.
+  // c = w φ(r) and s = w ψ(r) at the current β. The team goes tile by tile (tile_sums), the current chunk's part of
+  // each entry in k.part between tiles.
   KOKKOS_INLINE_FUNCTION void weighted_sums(const member_type& team, const GroupTask& t, const Work& k, bool gram,
                                             bool grad) const {
     const int tri = triangle(q);
@@ -396,46 +362,19 @@ struct GroupNewton {
       k.part(e) = S(0);
     });
     team.team_barrier();
-    if constexpr (Traits::host) {
-      row_weights(team, t, k, grad);
-      Kokkos::single(Kokkos::PerTeam(team), [&]() {
-        for (long long c0 = t.r0; c0 < t.r1; c0 += chunk) {
-          const long long c1 = t.r1 - c0 < chunk ? t.r1 : c0 + chunk;
-          for (long long i = c0; i < c1; ++i) {
-            if (gram) {
-              const S ci = c(i);
-              int e = 0;
-              for (int j = 0; j < q; ++j) {
-                const S cx = ci * x(i, j);  // c x_j x_m is (c x_j) x_m
-                for (int m = j; m < q; ++m, ++e) k.part(e) += cx * x(i, m);
-              }
-            }
-            if (grad) {
-              const S si = s(i);
-              for (int j = 0; j < q; ++j) k.part(tri + j) += si * x(i, j);
-            }
-          }
-          for (int e = 0; e < tri + q; ++e) {
-            k.sums(e) += k.part(e);
-            k.part(e) = S(0);
-          }
-        }
-      });
-    } else {
-      const S tau_s = static_cast<S>(tau), h_s = static_cast<S>(t.h);
-      const int block = gram ? gram_block(q, team.team_size()) : 1;
-      over_tiles(team, t, k, k.cur, [&](const long long i, const int row, const S r) {
-        const S wi = weight(i);
-        if (grad) k.tile_s(row) = wi * huber_score(r, tau_s);
-        if (gram) k.tile_c(row) = wi * smoothed_curvature(r, tau_s, h_s);
-      }, [&](const int rows, const long long base) {
-        const long long into = (base - t.r0) % chunk, first = into == 0 ? 0 : chunk - into;  // a chunk's first row
-        if (block == 4) tile_sums<4>(team, k, rows, gram, grad, first, chunk);
-        else if (block == 2) tile_sums<2>(team, k, rows, gram, grad, first, chunk);
-        else tile_sums<1>(team, k, rows, gram, grad, first, chunk);
-      });
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tri + q), [&](const int e) { k.sums(e) += k.part(e); });
-    }
+    const S tau_s = static_cast<S>(tau), h_s = static_cast<S>(t.h);
+    const int block = gram ? gram_block(q, team.team_size()) : 1;
+    over_tiles(team, t, k, k.cur, [&](const long long i, const int row, const S r) {
+      const S wi = weight(i);
+      if (grad) k.tile_s(row) = wi * huber_score(r, tau_s);
+      if (gram) k.tile_c(row) = wi * smoothed_curvature(r, tau_s, h_s);
+    }, [&](const int rows, const long long base) {
+      const long long into = (base - t.r0) % chunk, first = into == 0 ? 0 : chunk - into;  // a chunk's first row
+      if (block == 4) tile_sums<4>(team, k, rows, gram, grad, first, chunk);
+      else if (block == 2) tile_sums<2>(team, k, rows, gram, grad, first, chunk);
+      else tile_sums<1>(team, k, rows, gram, grad, first, chunk);
+    });
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tri + q), [&](const int e) { k.sums(e) += k.part(e); });
     team.team_barrier();
   }
 
@@ -476,7 +415,7 @@ struct GroupNewton {
   // (then B-blocks of the gradient) and keeps the current chunk's part of their entries in registers while it goes
   // over the rows in order, a chunk's stretch of the tile at a time (rows first, first + chunk, ... of the tile start
   // chunks), adding the part to k.sums where a chunk ends and leaving the last one in k.part for the next tile; each
-  // entry (j, m) still adds (c x_j) x_m, row after row, as the host path does. A column past q reads column q − 1 and
+  // entry (j, m) still adds (c x_j) x_m, row after row, as the engine's Gram does. A column past q reads column q − 1 and
   // its entries are never stored.
   template <int B>
   KOKKOS_INLINE_FUNCTION void tile_sums(const member_type& team, const Work& k, int rows, bool gram, bool grad,
@@ -553,19 +492,11 @@ struct GroupNewton {
   KOKKOS_INLINE_FUNCTION int solve(const member_type& team, const Work& k) const {
     int done = 0;
     if (ridge > 0) {
-      if constexpr (Traits::host) {  // one thread: factor_upper's blocked loops
-        Kokkos::single(Kokkos::PerTeam(team), [&](int& ok) {
-          for (int i = 0; i < q; ++i)
-            for (int j = i; j < q; ++j) k.fac(i, j) = k.hess(i, j);
-          if (factor_upper(k.fac, 0, q)) ok = substitute(k);
-        }, done);
-      } else {
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q * q), [&](const int e) {
-          if (e % q >= e / q) k.fac(e / q, e % q) = k.hess(e / q, e % q);
-        });
-        team.team_barrier();
-        if (team_factor_upper(team, k.fac)) Kokkos::single(Kokkos::PerTeam(team), [&](int& ok) { ok = substitute(k); }, done);
-      }
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q * q), [&](const int e) {
+        if (e % q >= e / q) k.fac(e / q, e % q) = k.hess(e / q, e % q);
+      });
+      team.team_barrier();
+      if (team_factor_upper(team, k.fac)) Kokkos::single(Kokkos::PerTeam(team), [&](int& ok) { ok = substitute(k); }, done);
     }
     team.team_barrier();
     if (done) return solve_ok;
