@@ -19,6 +19,7 @@
 #include "rh/detail/host_isa.hpp"
 #include "rh/detail/kernels/row_dots.hpp"
 #include "rh/detail/kernels/stage.hpp"
+#include "rh/detail/row_chunks.hpp"
 #include "rh/detail/staging_pool.hpp"
 
 namespace rh::detail {
@@ -79,20 +80,24 @@ struct GroupModelSpace<Traits, TypeList<First, Rest...>> {
 };
 
 // A host space's check of each model's y and weights in the caller's arrays (a team of one thread per model), as
-// GroupCheckRows checks them (y, then the weight's finiteness and sign) with W_b summed in row order in double as it
-// sums it; X is checked as update stages each model's rows (group_bad_x), except up to a row with a problem here,
-// where X's comes first. `rows` is the StageRows of the batch (its source arrays and layout).
-template <class Space, class S>
+// GroupCheckRows checks them (y, then the weight's finiteness and sign), with W_b summed in double as the engine's
+// validate sums a batch's (each row chunk in row order, then the chunks in order: a Regressor's W_b); X is checked
+// as update stages each model's rows (group_bad_x), except up to a row with a problem here, where X's comes first.
+// `rows` is the StageRows of the batch (its source arrays and layout).
+template <class Traits, class S>
 struct GroupHostChecks {
+  using Space = typename Traits::execution_space;
   using Mem = typename Space::memory_space;
   StageRows<S, Kokkos::View<S**, Kokkos::LayoutRight, Mem>, Kokkos::View<S*, Mem>> rows;
   const std::int64_t* offsets;
   GroupRowCheck* checks;
+  long long q;
   KOKKOS_INLINE_FUNCTION void operator()(const typename Kokkos::TeamPolicy<Space>::member_type& team) const {
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       const long long m = team.league_rank(), r0 = offsets[m], r1 = offsets[m + 1];
+      const long long chunk = row_chunks<Traits>(r1 - r0, q).rows;
       GroupRowCheck c;
-      double weight = 0.0;
+      double weight = 0.0, part = 0.0;
       for (long long i = r0; i < r1; ++i) {
         const S wi = rows.has_w ? rows.src_w[i] : S(1);
         const int problem = !compat::isfinite(rows.src_y[i]) ? bad_y
@@ -103,8 +108,13 @@ struct GroupHostChecks {
           c.row = i;
           c.problem = problem;
         }
-        if (rows.has_w) weight += static_cast<double>(wi);
+        if (i > r0 && (i - r0) % chunk == 0) {
+          weight += part;
+          part = 0.0;
+        }
+        if (rows.has_w) part += static_cast<double>(wi);
       }
+      weight += part;
       for (long long i = r0; i <= c.row && c.problem != bad_x; ++i)
         for (long long j = 0; j < rows.p; ++j)
           if (!compat::isfinite(rows.row_major ? rows.src_x[i * rows.ld + j] : rows.src_x[j * rows.ld + i])) {
@@ -157,7 +167,7 @@ class GroupEngine final : public GroupEngineBase {
     if constexpr (Traits::host) {  // on the calling thread; update stages each model's rows for its solve
       host_batch_ = batch;
       Kokkos::parallel_for("rh::group_check", Kokkos::TeamPolicy<CallingSpace>(calling_space_, static_cast<int>(models), 1),
-                           GroupHostChecks<CallingSpace, S>{rows, batch.offsets, out.data()});
+                           GroupHostChecks<CallingTraits, S>{rows, batch.offsets, out.data(), q_});
       calling_space_.fence();
     } else {
       Kokkos::deep_copy(space_, offsets_,
@@ -279,8 +289,8 @@ class GroupEngine final : public GroupEngineBase {
 
   // A host space: each task's model solved by the single-model engine (one, reused) from the model's β and J, its
   // rows staged by the engine from the caller's arrays right before its solve: the engine's passes, solvers and sums,
-  // and where it runs them, so every β and J has the bits of a Regressor fed the model's rows (given the group's W_b,
-  // docs/api.md "Model groups"), and a model costs what a Regressor's batch costs, less the Regressor's own calls.
+  // and where it runs them, so every β and J has the bits of a Regressor fed the model's rows (docs/api.md "Model
+  // groups"), and a model costs what a Regressor's batch costs, less the Regressor's own calls.
   std::vector<GroupOutcome> update_on_host(const std::vector<GroupTask>& tasks, const Config& config) {
     std::vector<GroupOutcome> out(tasks.size());
     if constexpr (Traits::host) {

@@ -22,8 +22,8 @@ struct GroupTask {
 };
 
 // What one model's solve gave (the engine commits β and J of the models with status group_ok itself).
-// group_bad_x: a host space checks X as it forms each model's rows for its solve (stage_and_check checks y and the
-// weights): X has a NaN or an infinite value in row bad_row of the batch (its first), and the model was not solved.
+// group_bad_x: a host space checks X as its engine stages each model's rows for its solve (stage_and_check checks y
+// and the weights): X has a NaN or an infinite value in row bad_row of the batch (its first), and the model was not solved.
 enum GroupSolveStatus : int { group_ok = 0, group_singular = 1, group_non_finite = 2, group_bad_x = 3 };
 struct GroupOutcome {
   int iterations = 0;
@@ -38,7 +38,7 @@ enum GroupRowProblem : int { rows_ok = 0, bad_x = 1, bad_y = 2, bad_weight = 3, 
 struct GroupRowCheck {
   long long row = -1;        // the first row of the batch with a problem (-1: none)
   int problem = rows_ok;     // that row's first problem, in the order of GroupRowProblem
-  double weight = 0.0;       // W_b: Σ w_i (1 without weights) over the model's rows in order, in double
+  double weight = 0.0;       // W_b: Σ w_i (1 without weights) over the model's rows in double (host: by row chunks)
 };
 
 class GroupEngineBase {
