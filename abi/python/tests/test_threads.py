@@ -3,8 +3,9 @@ two models while the main thread asks the library, through rh_model_last_error (
 flight), whether each thread's current call has completed. Each thread alternates a good batch (the model's message
 becomes "") and a batch whose loss overflows (the message becomes the error), so until a call completes the model
 still shows the previous call's message. A call counts as in flight when its thread has entered it (a sequence
-number set just before the call) and the library has not completed it. Both in flight, in two samples 10 ms apart
-with no call started in between, is what a binding that holds the GIL cannot show: while the main thread runs, such
+number set just before the call) and the library has not completed it. Both in flight, in two samples a quarter of
+a call (at most 10 ms) apart with no call started in between, is what a binding that holds the GIL cannot show:
+while the main thread runs, such
 a binding's threads are never inside the library, and one about to enter gets the GIL while the main thread sleeps
 and then runs its whole call. The same probe on a PyDLL binding of the same library (which keeps the GIL) checks
 that. No timing is asserted.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+import time
 
 import numpy as np
 
@@ -59,6 +61,11 @@ def _overlaps(space: str, partial_fit) -> tuple[int, int]:
     def completed(i: int, k: int) -> bool:  # odd calls succeed (""), even ones fail (a message)
         return (lib.model_last_error(handles[i]) == b"") == bool(k % 2)
 
+    # Samples a quarter of a call apart (at most 10 ms): on CUDA a whole call of this batch takes a few
+    # milliseconds, so samples 10 ms apart never saw one call in flight twice (0 of 30 pairs on an H100).
+    start = time.perf_counter()
+    models[0].partial_fit(X, y)
+    interval = min(0.01, max(2e-4, (time.perf_counter() - start) / 4))
     for m in models:  # the call before the first one failed, as before every odd call
         try:
             m.partial_fit(X[:100], overflow[:100])
@@ -83,7 +90,7 @@ def _overlaps(space: str, partial_fit) -> tuple[int, int]:
             previous, looked = sample, True
             if pairs >= 30:
                 enough.set()
-            wait.wait(0.01)
+            wait.wait(interval)
         for t in threads:
             t.join()
     finally:
