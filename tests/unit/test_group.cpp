@@ -355,9 +355,11 @@ TEST_CASE_TEMPLATE_DEFINE("group models over large, column-major and padded batc
   using S = typename T::S;
   const long long models = 5;
   // p = 32 with the intercept: q = 33, the few-large shape's, whose row sums take 4×4 register blocks on a device.
-  for (const auto& [p, intercept] :
+  for (const auto& shape :
        {std::pair<long long, bool>{3, true}, {3, false}, {20, true}, {20, false}, {32, true}})
   for (int code = 0; penalty_known(static_cast<Penalty>(code)); ++code) {  // every penalty of the library
+    const long long p = shape.first;  // not a structured binding: lambdas below capture it (C++17)
+    const bool intercept = shape.second;
     const Penalty penalty = static_cast<Penalty>(code);
     // On a device, not penalty none with p = 20 and no intercept (the data have an intercept of 0.5: a misspecified
     // fit, whose last Newton steps are long, about 5e-8, and change F_b by its rounding, 1e-15): there the last
@@ -533,9 +535,11 @@ TEST_CASE_TEMPLATE_DEFINE("the group's device path gives its host path's bits on
   CHECK(Kernel::gram_block(21, 1) == 4);
   CHECK(Kernel::gram_block(32, 1) == 4);
   const long long models = 5;
-  for (const auto& [p, intercept] :
+  for (const auto& shape :
        {std::pair<long long, bool>{2, true}, {3, true}, {4, false}, {20, true}, {31, true}})
   for (int code = 0; penalty_known(static_cast<Penalty>(code)); ++code) {  // every penalty of the library
+    const long long p = shape.first;  // not a structured binding: lambdas below capture it (C++17)
+    const bool intercept = shape.second;
     Config config = group_config();
     config.penalty = static_cast<Penalty>(code);
     config.fit_intercept = intercept;
