@@ -244,9 +244,6 @@ class Engine final : public EngineBase {
   }
 
  public:
-
- public:
-
   void predict(const MatrixRef& x, Memory memory, void* out) override {
     with_chosen([&](const auto& run) { predict_on(run, x, memory, out); });
   }
