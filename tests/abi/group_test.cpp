@@ -1,6 +1,5 @@
 // Model groups through the C ABI (rh_group_*): ragged batches with empty models, per-model errors that leave their
 // model as it was, and bad calls refused with the whole group unchanged (compared bit for bit).
-#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "abi_test_support.hpp"
+#include "common/float32_path.hpp"
 
 using namespace abi_test;
 
@@ -35,22 +35,6 @@ Data rounded_to_float(Data d) {
   for (double& v : d.x) v = static_cast<double>(static_cast<float>(v));
   for (double& v : d.y) v = static_cast<double>(static_cast<float>(v));
   return d;
-}
-
-// A float32 group model against its float32 single-model fit e and the float64 fit w of the same rows: within the
-// float32 floors of e, or (a space where the group sums in another order than the single model: a device) no
-// further from w than the larger of twice e's distance and the floors: docs/api.md, "Model groups", float32.
-bool float32_model_close(const std::vector<double>& g, const std::vector<double>& e, const std::vector<double>& w,
-                         double rtol, double atol, bool& same) {
-  same = true;
-  double to_w = 0.0, e_to_w = 0.0, scale = 0.0;
-  for (std::size_t j = 0; j < g.size(); ++j) {
-    same = same && std::abs(g[j] - e[j]) <= atol + rtol * std::abs(e[j]);
-    to_w = std::max(to_w, std::abs(g[j] - w[j]));
-    e_to_w = std::max(e_to_w, std::abs(e[j] - w[j]));
-    scale = std::max(scale, std::abs(w[j]));
-  }
-  return same || to_w <= std::max(2.0 * e_to_w, atol + rtol * scale);
 }
 
 }  // namespace
@@ -113,9 +97,12 @@ TEST_CASE("ragged batches with empty models: each model is the single-model fit 
         for (std::size_t j = 0; j < s.coefficients.size(); ++j)
           CHECK(std::abs(v.state.coefficients[j] - s.coefficients[j]) <= c.atol + c.rtol * std::abs(s.coefficients[j]));
       } else {
-        CHECK(float32_model_close(v.state.coefficients, s.coefficients,
-                                  snapshot(*wide[static_cast<std::size_t>(m)]).coefficients, c.rtol, c.atol,
-                                  same_path));
+        // tests/common/float32_path.hpp: on the single model's path, or as near the float64 fit as it
+        const rh::test::Float32Path path = rh::test::float32_path(
+            v.state.coefficients, s.coefficients, snapshot(*wide[static_cast<std::size_t>(m)]).coefficients, 1.0,
+            c.rtol, c.atol);
+        same_path = path.same;
+        CHECK((path.same || path.near_w));
       }
       if (m == 2) {  // never had rows: empty, no diagnostics
         CHECK(v.state.scalars.n_features == 0);

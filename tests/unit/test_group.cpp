@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/float32_path.hpp"
 #include "golden_floors.h"  // the float64 floor of a space that sums in another order
 #include "rh/detail/group/engine.hpp"
 #include "rh/detail/method.hpp"
@@ -61,33 +62,20 @@ void check_close_state(const State& a, const State& e, double& worst_beta, doubl
 // sits within the floors of e (close<T>, β and J) it took e's path: true. Else (seen on a device only, where the
 // group's team kernel sums in another order than the engine) the last steps' acceptance was rounding's choice, as in
 // the float32 LAMM and in ill-conditioned models (40 rows for q = 21, whose float32 fit is 2.4 from the float64 one on
-// every space): then a must be no further from w than the larger of twice e's distance and the floors (docs/api.md,
-// "Model groups", float32); worst_ratio keeps the largest |a − w| / |e − w| seen there.
+// every space): then a must be near w (tests/common/float32_path.hpp: no further than the larger of twice e's distance
+// and the floors); worst_ratio keeps the largest |a − w| / |e − w| seen there.
 bool float32_same_path(const State& a, const State& e, const State& w, double& worst_ratio) {
   const double rtol = 3e-4, atol = 3e-5;
-  const auto within = [&](const std::vector<double>& x, const std::vector<double>& y, double scale) {
-    for (size_t j = 0; j < x.size(); ++j)
-      if (!(std::fabs(x[j] - y[j]) / scale <= atol + rtol * std::fabs(y[j]) / scale)) return false;
-    return true;
-  };
   double jmax = 0.0;
   for (double v : e.information) jmax = std::max(jmax, std::fabs(v));
   if (jmax == 0.0) jmax = 1.0;
-  if (within(a.coefficients, e.coefficients, 1.0) && within(a.information, e.information, jmax)) return true;
-  const auto check_against_w = [&](const std::vector<double>& x, const std::vector<double>& y,
-                                   const std::vector<double>& z, double scale) {
-    double x_to_z = 0.0, y_to_z = 0.0, zmax = 0.0;
-    for (size_t j = 0; j < x.size(); ++j) {
-      x_to_z = std::max(x_to_z, std::fabs(x[j] - z[j]) / scale);
-      y_to_z = std::max(y_to_z, std::fabs(y[j] - z[j]) / scale);
-      zmax = std::max(zmax, std::fabs(z[j]) / scale);
-    }
-    CHECK_MESSAGE(x_to_z <= std::max(2.0 * y_to_z, atol + rtol * zmax), "group ", x_to_z, " and single model ", y_to_z,
-                  " from the float64 fit");
-    if (y_to_z > 0) worst_ratio = std::max(worst_ratio, x_to_z / y_to_z);
-  };
-  check_against_w(a.coefficients, e.coefficients, w.coefficients, 1.0);
-  check_against_w(a.information, e.information, w.information, jmax);
+  const Float32Path beta = float32_path(a.coefficients, e.coefficients, w.coefficients, 1.0, rtol, atol);
+  const Float32Path info = float32_path(a.information, e.information, w.information, jmax, rtol, atol);
+  if (beta.same && info.same) return true;
+  for (const Float32Path* r : {&beta, &info}) {
+    CHECK_MESSAGE(r->near_w, "group ", r->to_w, " and single model ", r->e_to_w, " from the float64 fit");
+    if (r->e_to_w > 0) worst_ratio = std::max(worst_ratio, r->to_w / r->e_to_w);
+  }
   return false;
 }
 
