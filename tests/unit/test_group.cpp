@@ -612,4 +612,51 @@ TEST_CASE_TEMPLATE_DEFINE("the group's device path gives its host path's bits on
 }
 TEST_CASE_TEMPLATE_APPLY(group_6, HostTargets);
 
+// A model whose rows need more than the memory limit fails the whole call with allocation_failed, rethrown on the
+// calling thread wherever it was met (update_on_host: models solved one after another, or spread over workers),
+// before any model is written: every model keeps its state, diagnostics and status, and the group goes on with the
+// same batch once the limit allows it, as a group that never met the limit. Host spaces: a device's team kernel
+// allocates nothing per model.
+TEST_CASE_TEMPLATE_DEFINE("a model beyond the memory limit fails the whole call, which changes nothing", T, group_7) {
+  using S = typename T::S;
+  const long long models = 5, p = 3, big = 40000, bad = 3;
+  const auto data = model_data(models, big + 60, p);
+  std::vector<long long> count(models, 60);
+  const auto first = stack<S>(data, std::vector<long long>(models, 0), count, true);
+  count[bad] = big;  // about 2 MB of row buffers in float32, 4 MB in float64; the others 60 rows
+  const auto second = stack<S>(data, std::vector<long long>(models, 60), count, true);
+  RegressorGroup group(T::space, T::dtype, group_config(), models, p);
+  RegressorGroup clean(T::space, T::dtype, group_config(), models, p);
+  REQUIRE(group.partial_fit(first.batch(p)) == models);
+  clean.partial_fit(first.batch(p));
+  std::vector<State> before;
+  for (long long m = 0; m < models; ++m) before.push_back(group.state(m));
+  struct LimitGuard {
+    ~LimitGuard() { set_memory_limit(0); }  // the default again, also when a check below fails
+  } guard;
+  set_memory_limit(std::uint64_t{1} << 20);
+  std::optional<Errc> code;
+  try {
+    group.partial_fit(second.batch(p));
+  } catch (const Error& e) {
+    code = e.code();
+    MESSAGE(std::string(e.what()));
+  }
+  CHECK(code == std::optional<Errc>(Errc::allocation_failed));
+  for (long long m = 0; m < models; ++m) {
+    CAPTURE(m);
+    CHECK(same_state(group.state(m), before[static_cast<size_t>(m)]));
+    CHECK(!group.status(m));
+    CHECK(group.diagnostics(m).iterations == clean.diagnostics(m).iterations);
+  }
+  set_memory_limit(0);
+  CHECK(group.partial_fit(second.batch(p)) == models);
+  CHECK(clean.partial_fit(second.batch(p)) == models);
+  for (long long m = 0; m < models; ++m) {
+    CAPTURE(m);
+    CHECK(same_state(group.state(m), clean.state(m)));
+  }
+}
+TEST_CASE_TEMPLATE_APPLY(group_7, HostTargets);
+
 }  // namespace rh::test

@@ -72,6 +72,11 @@ class Engine final : public EngineBase {
     out.diagnostics = placed(rows.x.rows, on);
     return out;
   }
+  // Room for a model of n rows and q coefficients, before a group solves any (update_model only grows it): a model
+  // too large for the memory limit fails the group's call before any model is written.
+  void reserve_model(long long n, long long q) {
+    calling_thread_section([&] { prepare_work(n, q); });
+  }
 
  private:
   // on(run) (a std::optional<Diagnostics>: nothing when the threads stalled it) for a batch of n rows, placed.

@@ -3,11 +3,15 @@
 #pragma once
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -145,6 +149,15 @@ class GroupEngine final : public GroupEngineBase {
   using CallingSpace = typename CallingTraits::execution_space;
   struct NoModelEngine {};
   using ModelEngine = std::conditional_t<Traits::host, Engine<ModelTraits, S>, NoModelEngine>;
+  // Where Kokkos has independent instances (>= 4, rh/detail/compat.hpp) and the calling thread's space is one of
+  // its own beside the group's (OpenMP's and Threads' Serial), update_on_host spreads the models over as many
+  // workers as the space has threads, each with the single-model engine of that space on its own instance
+  // (WorkerEngine): a model then runs on its worker's thread alone, as a Regressor's batch may run on the calling
+  // thread (the same bits). Kokkos 3.4 has one Serial scratch per process: models run one after another there.
+  static constexpr bool spreads_models = Traits::host && compat::independent_instances &&
+                                         CallingTraits::independent_instances &&
+                                         !std::is_same_v<CallingTraits, Traits>;
+  using WorkerEngine = std::conditional_t<spreads_models, Engine<CallingTraits, S>, NoModelEngine>;
   static CallingSpace calling_space_for(const Space& space, int device_id) {
     if constexpr (Traits::host) return CallingTraits::instance(device_id);
     else return space;
@@ -287,52 +300,113 @@ class GroupEngine final : public GroupEngineBase {
     else return Kokkos::view_alloc(std::string(label));
   }
 
-  // A host space: each task's model solved by the single-model engine (one, reused) from the model's β and J, its
-  // rows staged by the engine from the caller's arrays right before its solve: the engine's passes, solvers and sums,
-  // and where it runs them, so every β and J has the bits of a Regressor fed the model's rows (docs/api.md "Model
-  // groups"), and a model costs what a Regressor's batch costs, less the Regressor's own calls.
+  // A host space: each task's model solved by the single-model engine from the model's β and J, its rows staged by
+  // the engine from the caller's arrays right before its solve: the engine's passes, solvers and sums, and where it
+  // runs them, so every β and J has the bits of a Regressor fed the model's rows (docs/api.md "Model groups"), and a
+  // model costs what a Regressor's batch costs, less the Regressor's own calls. Where the space spreads models
+  // (spreads_models) and has at least as many models with rows as threads, its threads each take models
+  // (spread_on_host); else one engine (ModelEngine, reused) solves them one after another, each where a Regressor's
+  // batch would run (a model then has every thread of the space, as it would alone). Every engine first makes room
+  // for the largest model, so that the memory limit refuses the call before any model is written (errors of the
+  // whole call change nothing).
   std::vector<GroupOutcome> update_on_host(const std::vector<GroupTask>& tasks, const Config& config) {
     std::vector<GroupOutcome> out(tasks.size());
-    if constexpr (Traits::host) {
-      if (!model_engine_) model_engine_ = std::make_unique<ModelEngine>(ModelTraits::instance(device_id_), device_id_);
-      const GroupBatch& b = host_batch_;
-      const bool row_major = b.x.layout == Layout::row_major;
-      const long long ld = b.x.ld != 0 ? b.x.ld : (row_major ? p_ : b.x.rows);
-      const S* x = static_cast<const S*>(b.x.data);
-      const S* w = static_cast<const S*>(b.weights);
-      for (size_t k = 0; k < tasks.size(); ++k) {
-        const GroupTask& t = tasks[k];
-        GroupOutcome& o = out[k];
-        Batch rows;  // the model's rows of the caller's arrays
-        rows.x = MatrixRef{row_major ? x + t.r0 * ld : x + t.r0, t.r1 - t.r0, p_, ld, b.x.layout};
-        rows.y = static_cast<const S*>(b.y) + t.r0;
-        rows.weights = w ? w + t.r0 : nullptr;
-        rows.dtype = b.dtype;
-        BatchScalars bs;
-        bs.n = t.r1 - t.r0;
-        bs.penalized = p_;  // every feature; the intercept (q > p) never
-        bs.has_weights = w != nullptr;
-        bs.tau = config.tau;
-        bs.h = t.h;
-        bs.inv_n = t.inv_n;
-        bs.lambda = t.lambda;
-        bs.historical = t.historical;
-        bs.ridge = config.ridge;
-        const auto u = model_engine_->update_model(rows, config, bs, &beta_(t.model, 0), &info_(t.model, 0, 0));
-        if (u.bad_x) {  // its first row with a NaN or infinite value in X
-          o.status = group_bad_x;
-          for (long long i = t.r0; i < t.r1 && o.bad_row < 0; ++i)
-            for (long long j = 0; j < p_ && o.bad_row < 0; ++j)
-              if (!std::isfinite(row_major ? x[i * ld + j] : x[j * ld + i])) o.bad_row = i;
-          continue;
-        }
-        o.iterations = u.diagnostics.iterations;
-        o.converged = u.diagnostics.converged ? 1 : 0;
-        o.objective = u.diagnostics.objective;
-        o.status = u.min_norm ? group_singular : u.written ? group_ok : group_non_finite;
+    long long most_rows = 0;
+    for (const GroupTask& t : tasks) most_rows = std::max(most_rows, t.r1 - t.r0);
+    if constexpr (spreads_models) {
+      const size_t threads = static_cast<size_t>(std::max(1, compat::concurrency(space_)));
+      if (threads > 1 && tasks.size() >= threads) {
+        spread_on_host(tasks, config, most_rows, threads, out);
+        return out;
       }
     }
+    if constexpr (Traits::host) {
+      if (!model_engine_) model_engine_ = std::make_unique<ModelEngine>(ModelTraits::instance(device_id_), device_id_);
+      model_engine_->reserve_model(most_rows, q_);
+      for (size_t k = 0; k < tasks.size(); ++k) solve_on_host(*model_engine_, tasks[k], config, out[k]);
+    }
     return out;
+  }
+
+  // The tasks' models solved by `workers` workers: the calling thread and workers − 1 threads started here and joined
+  // before it returns, each with its own single-model engine (WorkerEngine) on its own instance, taking the next
+  // model from a shared counter (models differ in rows). A worker touches only its engine, the counter, the outcomes
+  // of its tasks and their models' rows of beta_ and info_ (each model is in one task), and its own failure slot;
+  // the caller's arrays are only read. A worker's error leaves its model as it was and stops the handing out; once
+  // every worker has joined, the error of the earliest failed task is rethrown here.
+  void spread_on_host(const std::vector<GroupTask>& tasks, const Config& config, long long most_rows, size_t workers,
+                      std::vector<GroupOutcome>& out) {
+    if constexpr (spreads_models) {
+      while (worker_engines_.size() < workers)
+        worker_engines_.push_back(std::make_unique<WorkerEngine>(CallingTraits::instance(device_id_), device_id_));
+      for (size_t w = 0; w < workers; ++w) worker_engines_[w]->reserve_model(most_rows, q_);
+      std::atomic<size_t> next{0};
+      std::atomic<bool> failed{false};
+      struct Failure {
+        size_t task = SIZE_MAX;
+        std::exception_ptr error;
+      };
+      std::vector<Failure> failures(workers);
+      const auto work = [&](size_t w) noexcept {
+        for (size_t k; !failed.load() && (k = next.fetch_add(1)) < tasks.size();) {
+          try {
+            solve_on_host(*worker_engines_[w], tasks[k], config, out[k]);
+          } catch (...) {
+            failures[w] = {k, std::current_exception()};
+            failed = true;
+          }
+        }
+      };
+      std::vector<std::thread> threads;
+      threads.reserve(workers - 1);
+      try {
+        for (size_t w = 1; w < workers; ++w) threads.emplace_back(work, w);
+      } catch (const std::system_error&) {  // no more threads: those started and the caller share the models
+      }
+      work(0);
+      for (std::thread& t : threads) t.join();
+      const Failure* first = nullptr;
+      for (const Failure& f : failures)
+        if (f.error && (!first || f.task < first->task)) first = &f;
+      if (first) std::rethrow_exception(first->error);
+    }
+  }
+
+  // One task's model solved by `engine` (update_on_host), its outcome in o.
+  template <class ModelEngineType>
+  void solve_on_host(ModelEngineType& engine, const GroupTask& t, const Config& config, GroupOutcome& o) {
+    const GroupBatch& b = host_batch_;
+    const bool row_major = b.x.layout == Layout::row_major;
+    const long long ld = b.x.ld != 0 ? b.x.ld : (row_major ? p_ : b.x.rows);
+    const S* x = static_cast<const S*>(b.x.data);
+    const S* w = static_cast<const S*>(b.weights);
+    Batch rows;  // the model's rows of the caller's arrays
+    rows.x = MatrixRef{row_major ? x + t.r0 * ld : x + t.r0, t.r1 - t.r0, p_, ld, b.x.layout};
+    rows.y = static_cast<const S*>(b.y) + t.r0;
+    rows.weights = w ? w + t.r0 : nullptr;
+    rows.dtype = b.dtype;
+    BatchScalars bs;
+    bs.n = t.r1 - t.r0;
+    bs.penalized = p_;  // every feature; the intercept (q > p) never
+    bs.has_weights = w != nullptr;
+    bs.tau = config.tau;
+    bs.h = t.h;
+    bs.inv_n = t.inv_n;
+    bs.lambda = t.lambda;
+    bs.historical = t.historical;
+    bs.ridge = config.ridge;
+    const auto u = engine.update_model(rows, config, bs, &beta_(t.model, 0), &info_(t.model, 0, 0));
+    if (u.bad_x) {  // its first row with a NaN or infinite value in X
+      o.status = group_bad_x;
+      for (long long i = t.r0; i < t.r1 && o.bad_row < 0; ++i)
+        for (long long j = 0; j < p_ && o.bad_row < 0; ++j)
+          if (!std::isfinite(row_major ? x[i * ld + j] : x[j * ld + i])) o.bad_row = i;
+      return;
+    }
+    o.iterations = u.diagnostics.iterations;
+    o.converged = u.diagnostics.converged ? 1 : 0;
+    o.objective = u.diagnostics.objective;
+    o.status = u.min_norm ? group_singular : u.written ? group_ok : group_non_finite;
   }
 
   template <class View>
@@ -413,6 +487,7 @@ class GroupEngine final : public GroupEngineBase {
   Kokkos::View<GroupTask*, Mem> tasks_;
   Kokkos::View<GroupOutcome*, Mem> outcomes_;
   std::unique_ptr<ModelEngine> model_engine_;  // a host space's (update_on_host)
+  std::vector<std::unique_ptr<WorkerEngine>> worker_engines_;  // one per worker, where the space spreads the models
 };
 
 template <class Traits>
