@@ -29,15 +29,18 @@
 namespace rh::detail {
 
 // A model's row check (a team per model): the first row with a problem and that row's first problem, as the
-// single model's pass 1 sees them, and W_b summed in row order in double (one thread: the order fixes the bits).
-template <class Space, class S>
+// single model's pass 1 sees them, and W_b in double as the single model's validate sums a batch's: each row chunk
+// (rh/detail/row_chunks.hpp) by one team reduction of Traits::team_size threads (ChunkWeightSums' launch), then the
+// chunks in order, so W_b, λ and the bandwidth have a Regressor's bits on the same space.
+template <class Traits, class S>
 struct GroupCheckRows {  // a namespace-level functor: CUDA cannot launch a private nested type
+  using Space = typename Traits::execution_space;
   using Mem = typename Space::memory_space;
   Kokkos::View<S**, Kokkos::LayoutRight, Mem> x;
   Kokkos::View<S*, Mem> y, w;
   Kokkos::View<std::int64_t*, Mem> offsets;
   Kokkos::View<GroupRowCheck*, Mem> checks;
-  long long p;
+  long long p, q;
   bool has_w;
   KOKKOS_INLINE_FUNCTION void operator()(const typename Kokkos::TeamPolicy<Space>::member_type& team) const {
     const long long m = team.league_rank(), r0 = offsets(m), r1 = offsets(m + 1);
@@ -51,17 +54,23 @@ struct GroupCheckRows {  // a namespace-level functor: CUDA cannot launch a priv
       if (problem == rows_ok && has_w && w(i) < S(0)) problem = negative_weight;
       if (problem != rows_ok && i * 8 + problem < lo) lo = i * 8 + problem;
     }, Kokkos::Min<long long>(first));
+    double weight = static_cast<double>(r1 - r0);  // without weights: 1 + 1 + ... in double, exactly
+    if (has_w) {
+      weight = 0.0;
+      const long long chunk = row_chunks<Traits>(r1 - r0, q).rows;
+      for (long long c0 = r0; c0 < r1; c0 += chunk) {
+        double part = 0.0;
+        Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, c0, c0 + chunk < r1 ? c0 + chunk : r1),
+                                [&](const long long i, double& a) { a += static_cast<double>(w(i)); }, part);
+        weight += part;
+      }
+    }
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       GroupRowCheck c;
       if (first != LLONG_MAX) {
         c.row = first / 8;
         c.problem = static_cast<int>(first % 8);
       }
-      double weight = 0.0;
-      if (has_w)
-        for (long long i = r0; i < r1; ++i) weight += static_cast<double>(w(i));
-      else
-        weight = static_cast<double>(r1 - r0);  // 1 + 1 + ... in double, exactly
       c.weight = weight;
       checks(m) = c;
     });
@@ -186,8 +195,9 @@ class GroupEngine final : public GroupEngineBase {
       Kokkos::deep_copy(space_, offsets_,
                         Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(batch.offsets,
                                                                                                      models + 1));
-      Kokkos::parallel_for("rh::group_check", Kokkos::TeamPolicy<Space>(space_, static_cast<int>(models), team_size()),
-                           GroupCheckRows<Space, S>{x_, y_, w_, offsets_, checks_, p_, has_w_});
+      Kokkos::parallel_for("rh::group_check",
+                           Kokkos::TeamPolicy<Space>(space_, static_cast<int>(models), Traits::team_size),
+                           GroupCheckRows<Traits, S>{x_, y_, w_, offsets_, checks_, p_, q_, has_w_});
       Kokkos::deep_copy(space_, out_view, Kokkos::subview(checks_, Kokkos::make_pair(0LL, models)));
       space_.fence();
     }
