@@ -153,18 +153,17 @@ def cmd_write_data(args) -> int:
     """The data files of a profile, for rh_perf_worker FILE --kernel-profile (the same bytes a record measures)."""
     import numpy as np
 
-    from . import data
-
     out = Path(args.dir)
     out.mkdir(parents=True, exist_ok=True)
-    for index, shape in enumerate(bench.PROFILES[args.profile].shapes):
+    profile = bench.PROFILES[args.profile]
+    for index, shape in enumerate(profile.shapes):  # a record's seeds: the profile's seed + the shape's index
         if args.shapes and shape[0] not in args.shapes:
             continue
-        name, samples, features = shape[:3]
-        batch = shape[3] if len(shape) > 3 else samples
-        x, y, _ = data.stream_data(np, samples, features, args.seed + index, outliers=len(shape) > 3)
-        sha = data.write(np, out / f"{name}.bin", x, y, batch)
-        print(f"{out / name}.bin: {samples}×{features}, batch {batch}, seed {args.seed + index}, SHA-256 {sha}")
+        if profile.kind == "group":
+            shape = bench.group_shape(shape, args.group_scale)
+        path = out / f"{shape[0]}.bin"
+        sha, _ = bench.write_shape_data(np, profile.kind, shape, args.seed + index, path)
+        print(f"{path}: {profile.kind} shape {shape[1:]}, seed {args.seed + index}, SHA-256 {sha}")
     return 0
 
 
@@ -230,6 +229,7 @@ def main(argv: list[str]) -> int:
     w.add_argument("--profile", choices=sorted(bench.PROFILES), default="standard")
     w.add_argument("--shapes", type=csv)
     w.add_argument("--seed", type=int, default=42)
+    w.add_argument("--group-scale", type=float, default=1.0, help="the group profile's model counts × this")
     w.add_argument("dir")
 
     args = p.parse_args(argv)

@@ -236,6 +236,22 @@ def group_key(shape: tuple, data_sha: str, dtype: str, penalty: str, operation: 
             "lifecycle": "fresh", "operation": operation, "engine": engine, "input": where}
 
 
+def write_shape_data(np, kind: str, shape: tuple, seed: int, path: Path) -> tuple[str, object]:
+    """Writes one shape's data file of a profile of this kind (a group shape already scaled by group_shape);
+    returns its SHA-256 and the generating truth of what every engine returns (a group's: model 0's)."""
+    if kind == "gram":
+        name, rows, features = shape
+        x, y, coef = rhdata.stream_data(np, rows, features, seed, outliers=False)
+        return rhdata.write(np, path, x, y, rows), coef
+    if kind == "group":
+        name, models, rows, features, batches, _ = shape
+        x, y, coefs = rhdata.group_data(np, models, rows, features, batches, seed)
+        return rhdata.write(np, path, x, y, models * rows, models), coefs[0]
+    name, samples, features, batch = shape
+    x, y, coef = rhdata.stream_data(np, samples, features, seed)
+    return rhdata.write(np, path, x, y, batch), coef
+
+
 def group_shape(shape: tuple, scale: float) -> tuple:
     """A group shape with its model count × scale (at least 1; the loops' count at most that)."""
     name, models, rows, features, batches, loop = shape
@@ -359,20 +375,11 @@ def run_profile(profile: Profile, engines: Engines, sel: Selection, settings: Se
                                                       f"{need / 2**30:.1f} GiB, more than 80 % of the memory available"})
                 log(f"{name}: skipped (memory)")
                 continue
-            x, y, coef = rhdata.stream_data(np, rows, features, seed, outliers=False)
-            sha = rhdata.write(np, path, x, y, rows)
-        elif profile.kind == "group":
+        if profile.kind == "group":
             shape = group_shape(shape, settings.group_scale)
-            name, models, rows, features, batches, _ = shape
-            x, y, coefs = rhdata.group_data(np, models, rows, features, batches, seed)
-            sha = rhdata.write(np, path, x, y, models * rows, models)
-            coef = coefs[0]  # the truth of model 0, whose coefficients every engine returns
-        else:
-            name, samples, features, batch = shape
-            x, y, coef = rhdata.stream_data(np, samples, features, seed)
-            sha = rhdata.write(np, path, x, y, batch)
+        name = shape[0]
+        sha, coef = write_shape_data(np, profile.kind, shape, seed, path)
         truth = [float(v) for v in coef] + [0.0]
-        del x, y
         for w in engines.workers():
             w.load(path)
         groups = []
