@@ -173,14 +173,14 @@ TEST_CASE("a moved-from Regressor is an invalid_state error on every use, and ca
 
 // Issue 15, item 8: with Kokkos >= 4 a host-space Regressor runs on an execution-space instance of its own and may be
 // used from any thread; Regressors on several threads (none of them the one that initialized Kokkos) run at once
-// and each ends bit for bit where it ends alone. Kokkos 3.4, Threads and CUDA share one instance (docs/abi.md,
-// "Threading").
+// and each ends bit for bit where it ends alone. The other spaces, and every space with Kokkos 3.4, share one
+// instance (docs/abi.md, "Threading").
 TEST_CASE("Regressors on threads of their own give each thread's result alone, where the space allows it") {
   rh::SpaceInfo info{};
   for (const rh::SpaceInfo& s : rh::compiled_spaces())
     if (s.space == space_under_test()) info = s;
   const bool kokkos4 = rh::kokkos_version().rfind("3.", 0) != 0;
-  // docs/abi.md, "Threading": Serial and OpenMP with Kokkos >= 4; never Threads (Kokkos' one pool) nor CUDA.
+  // docs/abi.md, "Threading": with Kokkos >= 4 the spaces whose models get instances of their own, Serial and OpenMP.
   CHECK(info.concurrent_models == (kokkos4 && (info.space == rh::Space::serial || info.space == rh::Space::openmp)));
   CHECK(info.own_memory == rh::space_has_own_memory(info.space));
   if (!info.concurrent_models) return;
