@@ -30,8 +30,8 @@ namespace rh::detail {
 
 // A model's row check (a team per model): the first row with a problem and that row's first problem, as the
 // single model's pass 1 sees them, and W_b in double as the single model's validate sums a batch's: each row chunk
-// (rh/detail/row_chunks.hpp) by one team reduction of Traits::team_size threads (ChunkWeightSums' launch), then the
-// chunks in order, so W_b, λ and the bandwidth have a Regressor's bits on the same space.
+// (rh/detail/row_chunks.hpp) by team_weight_sum with teams of Traits::team_size threads (as ChunkWeightSums), then
+// the chunks in order, so W_b, λ and the bandwidth have a Regressor's bits on the same space.
 template <class Traits, class S>
 struct GroupCheckRows {  // a namespace-level functor: CUDA cannot launch a private nested type
   using Space = typename Traits::execution_space;
@@ -58,12 +58,8 @@ struct GroupCheckRows {  // a namespace-level functor: CUDA cannot launch a priv
     if (has_w) {
       weight = 0.0;
       const long long chunk = row_chunks<Traits>(r1 - r0, q).rows;
-      for (long long c0 = r0; c0 < r1; c0 += chunk) {
-        double part = 0.0;
-        Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, c0, c0 + chunk < r1 ? c0 + chunk : r1),
-                                [&](const long long i, double& a) { a += static_cast<double>(w(i)); }, part);
-        weight += part;
-      }
+      for (long long c0 = r0; c0 < r1; c0 += chunk)
+        weight += team_weight_sum(team, w, c0, c0 + chunk < r1 ? c0 + chunk : r1);
     }
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       GroupRowCheck c;

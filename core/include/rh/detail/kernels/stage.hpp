@@ -53,6 +53,17 @@ struct StageRows {
   }
 };
 
+// Σ w_i over rows [r0, r1) in double by one team reduction: a chunk's part of W_b. Its bits depend on the team's
+// size, so the single model (ChunkWeightSums) and a device group (GroupCheckRows) call it with teams of
+// Traits::team_size and get the same W_b.
+template <class Member, class VView>
+KOKKOS_INLINE_FUNCTION double team_weight_sum(const Member& team, const VView& w, long long r0, long long r1) {
+  double sum = 0.0;
+  Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, r0, r1),
+                          [&](const long long i, double& acc) { acc += static_cast<double>(w(i)); }, sum);
+  return sum;
+}
+
 // Σ w_i over fixed row chunks (one team per chunk), for a batch weight independent of the thread count.
 template <class Space, class VView, class DView>
 struct ChunkWeightSums {
@@ -63,9 +74,7 @@ struct ChunkWeightSums {
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     const long long r0 = team.league_rank() * rows_per_chunk;
     const long long r1 = r0 + rows_per_chunk < n ? r0 + rows_per_chunk : n;
-    double sum = 0.0;
-    Kokkos::parallel_reduce(Kokkos::TeamThreadRange(team, r0, r1),
-                            [&](const long long i, double& acc) { acc += static_cast<double>(w(i)); }, sum);
+    const double sum = team_weight_sum(team, w, r0, r1);
     Kokkos::single(Kokkos::PerTeam(team), [&]() { chunk_sum(team.league_rank()) = sum; });
   }
 };
