@@ -17,7 +17,9 @@
 //             into new models (created untimed before each stream); MODE group: one rh::RegressorGroup of every
 //             model, one partial_fit per group batch; MODE loop: one rh::Regressor per model for the first MODELS
 //             models, one partial_fit per model per group batch; INPUT as above. Returns the seconds per group batch of each
-//             stream, model 0's Σ iterations and coefficients, all_converged over the models and batches, and
+//             stream, model 0's Σ iterations and coefficients, the most iterations a model took in one batch
+//             (most_iterations: a group's update lasts as long as its slowest model), all_converged over the models
+//             and batches, and
 //             {"skipped": why} when the library does not offer the group asked for (Errc::unavailable)
 //         quit
 //       An error answers {"error": "..."} and the worker goes on.
@@ -168,6 +170,7 @@ struct Op {
 struct OpResult {
   long long iterations = 0;
   bool all_converged = true;
+  long long most_iterations = 0;  // group ops: the most any model took in one batch (a group waits for its slowest)
 };
 
 template <class S>
@@ -259,6 +262,7 @@ Measured run_group(Data& d, const GroupOp& op, int reps) {
             const auto& diag = models[static_cast<size_t>(m)].partial_fit(one);
             if (m == 0) res.iterations += diag.iterations;
             res.all_converged = res.all_converged && diag.converged;
+            res.most_iterations = std::max<long long>(res.most_iterations, diag.iterations);
           }
         });
       if (r + 1 == reps) out.coefficients = models.front().coefficients();
@@ -273,6 +277,7 @@ Measured run_group(Data& d, const GroupOp& op, int reps) {
         for (long long m = 0; m < n; ++m) {
           if (group.status(m)) throw std::runtime_error(group.status_message(m));
           res.all_converged = res.all_converged && group.diagnostics(m).converged;
+          res.most_iterations = std::max<long long>(res.most_iterations, group.diagnostics(m).iterations);
         }
         if (committed != n) throw std::runtime_error(fmt::format("{} of {} models committed", committed, n));
         res.iterations += group.diagnostics(0).iterations;
@@ -532,6 +537,7 @@ json answer(Runner& runner, const std::string& line) {
     return {{"seconds", m.seconds},
             {"iterations", m.last.iterations},
             {"all_converged", m.last.all_converged},
+            {"most_iterations", m.last.most_iterations},
             {"coefficients", m.coefficients}};
   }
   if (cmd == "bandwidth") {

@@ -158,6 +158,15 @@ Config group_config() {
 
 }  // namespace
 
+// FNV-1a over the bits of each value, in order: a digest that changes with any bit of the results.
+inline void add_to_digest(std::uint64_t& digest, const std::vector<double>& values) {
+  for (double x : values) {
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &x, sizeof bits);
+    for (int k = 0; k < 8; ++k) digest = (digest ^ ((bits >> (8 * k)) & 0xff)) * 1099511628211ULL;
+  }
+}
+
 TEST_CASE_TEMPLATE_DEFINE("group models equal single-model fits of the same rows", T, group_1) {
   using S = typename T::S;
   const long long models = 6, p = 4;
@@ -422,12 +431,8 @@ TEST_CASE_TEMPLATE_DEFINE("group models over large, column-major and padded batc
     }
     for (long long m = 0; m < models; ++m) {
       const State st = group.state(m);
-      for (const auto* v : {&st.coefficients, &st.information})
-        for (double x : *v) {
-          std::uint64_t bits = 0;
-          std::memcpy(&bits, &x, sizeof bits);
-          for (int k = 0; k < 8; ++k) digest = (digest ^ ((bits >> (8 * k)) & 0xff)) * 1099511628211ULL;
-        }
+      add_to_digest(digest, st.coefficients);
+      add_to_digest(digest, st.information);
     }
     MESSAGE("group digest ", T::name(), " p=", p, " intercept=", intercept, " ", std::string(penalty_name(penalty)),
             ": ", digest, "; worst |Δβ| ", worst_beta, ", worst |ΔJ|/max|J| ", worst_info, "; float32 models on other paths ",
@@ -535,6 +540,7 @@ TEST_CASE_TEMPLATE_DEFINE("the group's device path gives its host path's bits on
     CAPTURE(code);
     const auto data = model_data(models, 1600, p);
     double worst_beta = 0.0, worst_info = 0.0;
+    std::uint64_t digest = 1469598103934665603ULL;  // the device path's β, J and F_b after every batch
     HostPath host(T::Traits::instance(0), 0, models, p, intercept);
     DevicePath device(T::Traits::instance(0), 0, models, p, intercept);
     std::vector<long long> next(static_cast<size_t>(models), 0);
@@ -574,6 +580,7 @@ TEST_CASE_TEMPLATE_DEFINE("the group's device path gives its host path's bits on
         tasks.push_back(t);
       }
       const auto oh = host.update(tasks, config), od = device.update(tasks, config);
+      for (const auto& o : od) add_to_digest(digest, {o.objective, static_cast<double>(o.iterations)});
       const bool bitwise = config.penalty == Penalty::l1;
       for (size_t k = 0; k < tasks.size(); ++k) {
         CAPTURE(k);
@@ -591,6 +598,8 @@ TEST_CASE_TEMPLATE_DEFINE("the group's device path gives its host path's bits on
         std::vector<double> bh, jh, bd, jd;
         host.export_arrays(m, bh, jh);
         device.export_arrays(m, bd, jd);
+        add_to_digest(digest, bd);
+        add_to_digest(digest, jd);
         if (bitwise) {
           CHECK(std::memcmp(bh.data(), bd.data(), bh.size() * sizeof(double)) == 0);
           CHECK(std::memcmp(jh.data(), jd.data(), jh.size() * sizeof(double)) == 0);
@@ -606,7 +615,7 @@ TEST_CASE_TEMPLATE_DEFINE("the group's device path gives its host path's bits on
       for (long long m = 0; m < models; ++m) next[static_cast<size_t>(m)] += count[static_cast<size_t>(m)];
     }
     MESSAGE("device path on ", T::name(), " p=", p, " intercept=", intercept, " ", std::string(penalty_name(config.penalty)),
-            ": worst |Δβ| ", worst_beta, ", worst |ΔJ|/max|J| ", worst_info, " against the engine");
+            ": digest ", digest, ", worst |Δβ| ", worst_beta, ", worst |ΔJ|/max|J| ", worst_info, " against the engine");
   }
 }
 TEST_CASE_TEMPLATE_APPLY(group_6, HostTargets);
