@@ -8,7 +8,8 @@
 // dense/cholesky.hpp and the LU of dense/lu.hpp, and it sums a model's rows as the engine sums a batch's: in the dtype,
 // by the engine's row chunks (rh/detail/row_chunks.hpp; see weighted_sums and objective). It differs in its Newton
 // line search, which evaluates F_b at each step directly, as §5 states the rule, instead of pricing every step from
-// one pass, and so forms residuals and the Gram afresh each iteration. Host spaces do not run it (their group solves
+// one pass. LAMM's evaluations form u (the gradient's row sums) at their point in the same pass, so the accepted
+// point's serve its next iteration, which then reads the rows once (twice before). Host spaces do not run it (their group solves
 // each model with the single-model engine, rh/detail/group/engine.hpp); run on a host space one thread a team, as
 // tests/unit/test_group.cpp does, LAMM (L1) gives the engine's bits and Newton agrees within the golden floors.
 //
@@ -167,13 +168,14 @@ struct GroupNewton {
   }
 
  private:
-  // Damped Newton with backtracking (§5), from β = β̃.
+  // Damped Newton with backtracking (§5), from β = β̃. Its evaluations form no sums: a rejected step's would be lost,
+  // and a group's update lasts as long as its slowest model (docs/performance.md, "Model groups: fused passes").
   KOKKOS_INLINE_FUNCTION GroupOutcome newton(const member_type& team, const GroupTask& t, const Work& k) const {
     GroupOutcome out;
-    double f = objective(team, t, k, k.cur);  // §5 step 1
+    double f = objective(team, t, k, k.cur, false);  // §5 step 1
     for (int it = 1; it <= max_iter; ++it) {
       out.iterations = it;
-      newton_system(team, t, k, true);
+      newton_system(team, t, k, true, false);
       if (solve(team, k) != solve_ok) {  // the minimum-norm fallback (§8 step 3) is not in groups yet
         out.status = group_singular;
         break;
@@ -185,7 +187,7 @@ struct GroupNewton {
         const S ts = static_cast<S>(1.0 / static_cast<double>(1LL << ks));
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) { k.cand(j) = k.cur(j) - ts * k.dir(j); });
         team.team_barrier();
-        const double fc = objective(team, t, k, k.cand);
+        const double fc = objective(team, t, k, k.cand, false);
         if (fc <= f) {
           step = ks;
           f_step = fc;
@@ -206,14 +208,16 @@ struct GroupNewton {
   }
 
   // LAMM proximal gradient (§6), from β = β̃ with φ = 1: the candidate S(β − g/φ, λ_b/φ) is accepted when F_b stays
-  // below the quadratic majorizer, else φ doubles (at most 40 times).
+  // below the quadratic majorizer, else φ doubles (at most 40 times). Each evaluation of F_b also forms u at its point
+  // (q sums a row, beside the loss): the accepted candidate's are the next iteration's gradient sums.
   KOKKOS_INLINE_FUNCTION GroupOutcome lamm(const member_type& team, const GroupTask& t, const Work& k) const {
     GroupOutcome out;
-    double f = objective(team, t, k, k.cur);
+    double f = objective(team, t, k, k.cur, true);
+    bool grad_at_cur = true;  // k.sums holds u at β (and k.delta, k.jd are β's)
     double phi = 1.0;
     for (int it = 1; it <= max_iter; ++it) {
       out.iterations = it;
-      newton_system(team, t, k, false);  // g at β
+      newton_system(team, t, k, false, grad_at_cur);  // g at β
       bool accepted = false;
       double fc = 0.0, step2 = 0.0;
       for (int attempt = 0; attempt < 40 && !accepted; ++attempt) {
@@ -221,7 +225,7 @@ struct GroupNewton {
                                                static_cast<S>(t.lambda / phi), penalized};
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) { candidate(j); });
         team.team_barrier();
-        fc = objective(team, t, k, k.cand);
+        fc = objective(team, t, k, k.cand, true);
         double gstep = 0.0;  // gᵀ(c − β)
         Kokkos::single(Kokkos::PerTeam(team), [&](double& a) {
           for (int j = 0; j < q; ++j)
@@ -232,6 +236,7 @@ struct GroupNewton {
         if (fc <= f + gstep + 0.5 * phi * step_norm * step_norm + 1e-12) accepted = true;
         else phi *= 2.0;
       }
+      grad_at_cur = accepted;  // the last candidate evaluated is the accepted one
       if (!accepted) break;  // β stays, not converged
       const double cand2 = squared_norm(team, k.cand);
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) { k.cur(j) = k.cand(j); });
@@ -287,9 +292,13 @@ struct GroupNewton {
   }
 
   // F_b(v) = (Σ w ρ(r) + ½ δᵀJδ) / N_b − c_b Σ m_j sign(β̃_j) δ_j (§4; the last term with L1 only), sums in double.
+  // With `with_u`, the same pass forms weighted_sums(false, true) at v (u) into k.sums, with the same operations in the
+  // same order as that function's own pass (they share its parts), and k.delta and k.jd are v's: when v becomes β,
+  // newton_system takes them as they are.
   KOKKOS_INLINE_FUNCTION double objective(const member_type& team, const GroupTask& t, const Work& k,
-                                          const SVec& v) const {
+                                          const SVec& v, bool with_u) const {
     j_delta(team, t, k, v);
+    if (with_u) clear_sums(team, k);
     double loss = 0.0, quad = 0.0;
     const S tau_s = static_cast<S>(tau);
     // By the single model's row chunks (rh/detail/row_chunks.hpp): each chunk's rows in order from 0, then the chunks
@@ -298,14 +307,18 @@ struct GroupNewton {
     // Thread y sums rows r0 + y, r0 + y + threads, ... in order (it owns those rows in every tile), a chunk's part
     // at a time, then the team's reduction. A team of one thread sums as the engine does.
     double part = 0.0;
-    over_tiles(team, t, k, v, [&](const long long i, int, const S r) {
+    over_tiles(team, t, k, v, [&](const long long i, const int row, const S r) {
       if (i != t.r0 && (i - t.r0) % chunk == 0) {
         loss += part;
         part = 0.0;
       }
       part += static_cast<double>(weight(i) * huber_loss(r, tau_s));
-    }, [](int, long long) {});
+      if (with_u) row_weights(t, k, i, row, r, false, true);
+    }, [&](const int rows, const long long base) {
+      if (with_u) add_tile(team, t, k, rows, base, 1, false, true);
+    });
     loss += part;
+    if (with_u) fold_parts(team, k);
     team.team_reduce(Kokkos::Sum<double>(loss));
     Kokkos::single(Kokkos::PerTeam(team), [&](double& a) {
       for (int j = 0; j < q; ++j) a += k.delta(j) * k.jd(j);
@@ -320,10 +333,13 @@ struct GroupNewton {
 
   // g = (J(β − β̃) − Σ w ψ x)/N_b − c_b m ∘ sign(β̃) at β (§4) and, with_hessian, H = (Σ w φ x xᵀ + J)/N_b + ridge·I;
   // sums over rows in order.
+  // With sums_at_cur, k.sums, k.delta and k.jd are already β's (objective formed them when it evaluated β).
   KOKKOS_INLINE_FUNCTION void newton_system(const member_type& team, const GroupTask& t, const Work& k,
-                                            bool with_hessian) const {
-    j_delta(team, t, k, k.cur);
-    weighted_sums(team, t, k, with_hessian, true);
+                                            bool with_hessian, bool sums_at_cur) const {
+    if (!sums_at_cur) {
+      j_delta(team, t, k, k.cur);
+      weighted_sums(team, t, k, with_hessian, true);
+    }
     const int hessian = with_hessian ? q * q : 0;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, hessian + q), [&](const int e) {
       if (e < hessian) {
@@ -355,26 +371,38 @@ struct GroupNewton {
   // each entry in k.part between tiles.
   KOKKOS_INLINE_FUNCTION void weighted_sums(const member_type& team, const GroupTask& t, const Work& k, bool gram,
                                             bool grad) const {
-    const int tri = triangle(q);
-    const long long chunk = row_chunks<Traits>(t.r1 - t.r0, q).rows;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tri + q), [&](const int e) {
+    clear_sums(team, k);
+    const int block = gram ? gram_block(q, team.team_size()) : 1;
+    over_tiles(team, t, k, k.cur, [&](const long long i, const int row, const S r) { row_weights(t, k, i, row, r, gram, grad); },
+               [&](const int rows, const long long base) { add_tile(team, t, k, rows, base, block, gram, grad); });
+    fold_parts(team, k);
+  }
+  // weighted_sums' parts, also run by objective in its pass: the sums and the chunk's part set to zero; row i's
+  // weights (s = w ψ(r), c = w φ(r)) beside the tile; a tile's rows added by the current chunk; the last chunk's part
+  // added to the sums.
+  KOKKOS_INLINE_FUNCTION void clear_sums(const member_type& team, const Work& k) const {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, triangle(q) + q), [&](const int e) {
       k.sums(e) = S(0);
       k.part(e) = S(0);
     });
     team.team_barrier();
-    const S tau_s = static_cast<S>(tau), h_s = static_cast<S>(t.h);
-    const int block = gram ? gram_block(q, team.team_size()) : 1;
-    over_tiles(team, t, k, k.cur, [&](const long long i, const int row, const S r) {
-      const S wi = weight(i);
-      if (grad) k.tile_s(row) = wi * huber_score(r, tau_s);
-      if (gram) k.tile_c(row) = wi * smoothed_curvature(r, tau_s, h_s);
-    }, [&](const int rows, const long long base) {
-      const long long into = (base - t.r0) % chunk, first = into == 0 ? 0 : chunk - into;  // a chunk's first row
-      if (block == 4) tile_sums<4>(team, k, rows, gram, grad, first, chunk);
-      else if (block == 2) tile_sums<2>(team, k, rows, gram, grad, first, chunk);
-      else tile_sums<1>(team, k, rows, gram, grad, first, chunk);
-    });
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tri + q), [&](const int e) { k.sums(e) += k.part(e); });
+  }
+  KOKKOS_INLINE_FUNCTION void row_weights(const GroupTask& t, const Work& k, long long i, int row, S r, bool gram,
+                                          bool grad) const {
+    const S tau_s = static_cast<S>(tau), wi = weight(i);
+    if (grad) k.tile_s(row) = wi * huber_score(r, tau_s);
+    if (gram) k.tile_c(row) = wi * smoothed_curvature(r, tau_s, static_cast<S>(t.h));
+  }
+  KOKKOS_INLINE_FUNCTION void add_tile(const member_type& team, const GroupTask& t, const Work& k, int rows,
+                                       long long base, int block, bool gram, bool grad) const {
+    const long long chunk = row_chunks<Traits>(t.r1 - t.r0, q).rows;
+    const long long into = (base - t.r0) % chunk, first = into == 0 ? 0 : chunk - into;  // a chunk's first row
+    if (block == 4) tile_sums<4>(team, k, rows, gram, grad, first, chunk);
+    else if (block == 2) tile_sums<2>(team, k, rows, gram, grad, first, chunk);
+    else tile_sums<1>(team, k, rows, gram, grad, first, chunk);
+  }
+  KOKKOS_INLINE_FUNCTION void fold_parts(const member_type& team, const Work& k) const {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, triangle(q) + q), [&](const int e) { k.sums(e) += k.part(e); });
     team.team_barrier();
   }
 
