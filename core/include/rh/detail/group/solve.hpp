@@ -213,11 +213,12 @@ struct GroupNewton {
   KOKKOS_INLINE_FUNCTION GroupOutcome lamm(const member_type& team, const GroupTask& t, const Work& k) const {
     GroupOutcome out;
     double f = objective(team, t, k, k.cur, true);
-    bool grad_at_cur = true;  // k.sums holds u at β (and k.delta, k.jd are β's)
     double phi = 1.0;
     for (int it = 1; it <= max_iter; ++it) {
       out.iterations = it;
-      newton_system(team, t, k, false, grad_at_cur);  // g at β
+      // g at β from u in k.sums: formed by β's evaluation, the first above or the accepted candidate's (a rejected
+      // one's never reaches here: the loop stops), which was the last evaluated
+      newton_system(team, t, k, false, true);
       bool accepted = false;
       double fc = 0.0, step2 = 0.0;
       for (int attempt = 0; attempt < 40 && !accepted; ++attempt) {
@@ -236,7 +237,6 @@ struct GroupNewton {
         if (fc <= f + gstep + 0.5 * phi * step_norm * step_norm + 1e-12) accepted = true;
         else phi *= 2.0;
       }
-      grad_at_cur = accepted;  // the last candidate evaluated is the accepted one
       if (!accepted) break;  // β stays, not converged
       const double cand2 = squared_norm(team, k.cand);
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const int j) { k.cur(j) = k.cand(j); });
