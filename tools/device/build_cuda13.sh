@@ -16,7 +16,8 @@
 #                     the compute capability of ARCH)
 #   --log-dir DIR     build.log (every step's output) and summary.txt (default: <build dir>/logs)
 # Settings: RH_JOBS (default nproc), RH_CACHE_DIR, and tools/rh's: RH_NO_INSTALL=1 installs no Debian package,
-# CMAKE_PREFIX_PATH where fmt, doctest and nlohmann_json are when not under /usr or /usr/local.
+# CMAKE_PREFIX_PATH where fmt, doctest and nlohmann_json are when not under /usr or /usr/local, RH_BUILD_TARGETS
+# builds only those targets of the library's build (e.g. "rh_perf_worker"; the C ABI library's check then finds none).
 set -euo pipefail
 shopt -s inherit_errexit
 
@@ -155,7 +156,7 @@ cat "$lib_log" >> "$log"
 warnings=$(grep -Eci 'warning[: ]' "$lib_log" || true)
 rm -f "$lib_log"
 say "2. library: built in $(elapsed "$t0") s into $bld; compiler warnings: $warnings"
-abi_lib=$(ls "$bld"/abi/librenewable_huber.so.*.* 2>/dev/null | head -n 1)
+abi_lib=$(ls "$bld"/abi/librenewable_huber.so.*.* 2>/dev/null | head -n 1 || true)
 if [ -n "$abi_lib" ]; then
   say "   $(basename "$abi_lib") needs: $(readelf -d "$abi_lib" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | tr '\n' ' ')"
   if command -v cuobjdump >/dev/null 2>&1 || [ -x "$cuda_root/bin/cuobjdump" ]; then
