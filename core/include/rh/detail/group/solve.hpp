@@ -33,6 +33,13 @@
 #include "rh/detail/penalty.hpp"
 #include "rh/detail/row_chunks.hpp"
 
+// A device function the compiler must not inline (empty in host code, where tile_sums stays an inline member).
+#if defined(__CUDA_ARCH__)
+#define RH_DEVICE_NOINLINE __noinline__
+#else
+#define RH_DEVICE_NOINLINE
+#endif
+
 namespace rh::detail {
 
 template <class Traits, class S>
@@ -444,10 +451,12 @@ struct GroupNewton {
   // over the rows in order, a chunk's stretch of the tile at a time (rows first, first + chunk, ... of the tile start
   // chunks), adding the part to k.sums where a chunk ends and leaving the last one in k.part for the next tile; each
   // entry (j, m) still adds (c x_j) x_m, row after row, as the engine's Gram does. A column past q reads column q − 1 and
-  // its entries are never stored.
+  // its entries are never stored. On a device it is a function of its own: inlined into the solve, its register
+  // blocks and the solve's state spilled, and few-large's group update took 1.4-1.6x longer on an H200
+  // (docs/performance.md, "Model groups: fused passes").
   template <int B>
-  KOKKOS_INLINE_FUNCTION void tile_sums(const member_type& team, const Work& k, int rows, bool gram, bool grad,
-                                        long long first, long long chunk) const {
+  KOKKOS_FUNCTION RH_DEVICE_NOINLINE void tile_sums(const member_type& team, const Work& k, int rows, bool gram,
+                                                    bool grad, long long first, long long chunk) const {
     const int nb = (q + B - 1) / B, pairs = gram ? nb * (nb + 1) / 2 : 0, items = pairs + (grad ? nb : 0);
     const int tri = triangle(q);
     const S* tx = k.tile_x.data();
