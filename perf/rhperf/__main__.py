@@ -198,7 +198,11 @@ def main(argv: list[str]) -> int:
     a.add_argument("base_rev")
     a.add_argument("cand_rev")
     add_run_flags(a, "smoke")
-    a.add_argument("--out-dir", help="write BASE.json, CAND.json and ab.json here")
+    a.add_argument("--out-dir", help="write BASE.json, CAND.json and ab.json here (with --chain: in a folder per step, "
+                                     "BASESHA-CANDSHA)")
+    a.add_argument("--chain", nargs="+", default=[], metavar="REV",
+                   help="more revisions: each step BASE_REV -> CAND_REV -> REV -> ... is an A/B of its own (a lever "
+                        "against the commit before it); every revision is built first, side by side")
     a.add_argument("--rounds", type=int, help="interleaved rounds (= samples per case; at least 9)")
     a.add_argument("--cand-cmake", action="append", default=[], metavar="OPT",
                    help="a CMake option for the candidate build only (repeatable), e.g. --cand-cmake=-DRH_NATIVE_ARCH=ON: the "

@@ -12,6 +12,8 @@
    are repeated (load.py), the other processes' load recorded per sample.
 4. The gate (gate.py) judges the median of the per-round paired ratios candidate/base, with its other checks on
    each build's samples.
+With --chain REV3 REV4 …, each step of REV1 → REV2 → REV3 → … is an A/B of its own (one lever each, against the
+commit before it), every revision built first, side by side.
 """
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from . import bench, gate
@@ -27,6 +31,7 @@ from . import record as rec
 from .options import chosen_spaces, command_line, selection_from, settings_from
 
 HARNESS = ("*.cpp", "*.hpp", "*.in", "CMakeLists.txt")
+_worktrees = threading.Lock()
 
 
 def git(*args, cwd: Path = rec.ROOT) -> str:
@@ -45,16 +50,17 @@ def build(sha: str, root: Path, log, extra: list[str] = ()) -> Path:
     of its rh_perf_worker."""
     flavour = hashlib.sha256("\n".join(extra).encode()).hexdigest()[:8] if extra else ""
     src, bld = root / sha[:12] / "src", root / sha[:12] / ("build-" + flavour if flavour else "build")
-    if not (src / ".git").exists():
-        src.parent.mkdir(parents=True, exist_ok=True)
-        git("worktree", "prune")
-        git("worktree", "add", "--detach", "--force", str(src), sha)
-    git("checkout", "--quiet", "--force", "--detach", sha, cwd=src)
-    git("clean", "-fdq", "perf", cwd=src)
-    (src / "perf").mkdir(exist_ok=True)
-    for pattern in HARNESS:
-        for f in (rec.ROOT / "perf").glob(pattern):
-            shutil.copy2(f, src / "perf" / f.name)
+    with _worktrees:  # git's worktree bookkeeping is the repository's: one revision at a time; the builds run together
+        if not (src / ".git").exists():
+            src.parent.mkdir(parents=True, exist_ok=True)
+            git("worktree", "prune")
+            git("worktree", "add", "--detach", "--force", str(src), sha)
+        git("checkout", "--quiet", "--force", "--detach", sha, cwd=src)
+        git("clean", "-fdq", "perf", cwd=src)
+        (src / "perf").mkdir(exist_ok=True)
+        for pattern in HARNESS:
+            for f in (rec.ROOT / "perf").glob(pattern):
+                shutil.copy2(f, src / "perf" / f.name)
     opts = [o for o in os.environ.get("RH_AB_CMAKE_OPTS", "").split("\n") if o]
     if not opts:
         raise SystemExit("tools/rh ab: RH_AB_CMAKE_OPTS is not set (run it through tools/rh ab)")
@@ -68,11 +74,6 @@ def build(sha: str, root: Path, log, extra: list[str] = ()) -> Path:
 
 
 def main(args, argv) -> int:
-    import numpy as np
-
-    from .engines import rh_worker, worker_env
-    from .load import LoadMeter
-
     log = bench.stderr_log
     profile = bench.PROFILES[args.profile]
     if args.rounds is not None:
@@ -81,12 +82,41 @@ def main(args, argv) -> int:
     th = gate.thresholds_from(args)
     if settings.samples < th["min_samples"]:
         raise SystemExit(f"tools/rh ab: at least {th['min_samples']} rounds (--rounds)")
-    sel = selection_from(args)
-    base_sha, cand_sha = resolve(args.base_rev), resolve(args.cand_rev)
+    if args.chain and args.cand_cmake:
+        raise SystemExit("tools/rh ab: --cand-cmake compares two builds of one pair; it does not go with --chain")
+    revs = [args.base_rev, args.cand_rev, *args.chain]
+    shas = [resolve(r) for r in revs]
+    for a, b in zip(shas, shas[1:]):
+        if a == b and not args.cand_cmake:
+            raise SystemExit("tools/rh ab: the same revision twice measures nothing (give --cand-cmake to compare builds)")
     root = Path(args.build_root or rec.ROOT / "build" / "ab")
-    if base_sha == cand_sha and not args.cand_cmake:
-        raise SystemExit("tools/rh ab: the same revision twice measures nothing (give --cand-cmake to compare builds)")
-    binaries = {"A:": build(base_sha, root, log), "B:": build(cand_sha, root, log, args.cand_cmake)}
+    # Every build first, side by side (each revision once; the candidate's own with --cand-cmake).
+    if args.cand_cmake:
+        wanted = [(shas[0], ()), (shas[1], tuple(args.cand_cmake))]
+    else:
+        wanted = list(dict.fromkeys((sha, ()) for sha in shas))
+    with ThreadPoolExecutor(max_workers=len(wanted)) as pool:
+        built = dict(zip(wanted, pool.map(lambda w: build(w[0], root, log, list(w[1])), wanted)))
+    status = 0
+    for i in range(len(shas) - 1):
+        binaries = {"A:": built[(shas[i], ())], "B:": built[(shas[i + 1], tuple(args.cand_cmake))]}
+        out_dir = args.out_dir and (Path(args.out_dir) / f"{shas[i][:12]}-{shas[i + 1][:12]}" if args.chain
+                                    else Path(args.out_dir))
+        status = max(status, measure(args, argv, profile, settings, th, (revs[i], shas[i]), (revs[i + 1], shas[i + 1]),
+                                     binaries, out_dir))
+    return status
+
+
+def measure(args, argv, profile, settings, th, base_rev, cand_rev, binaries, out_dir) -> int:
+    """One A/B: the two builds' workers, the plan calibrated on the base and frozen, the interleaved rounds, the gate."""
+    import numpy as np
+
+    from .engines import rh_worker, worker_env
+    from .load import LoadMeter
+
+    log = bench.stderr_log
+    sel = selection_from(args)
+    (base_name, base_sha), (cand_name, cand_sha) = base_rev, cand_rev
     env = worker_env()
     workers = {label: rh_worker(str(b), f"rh {label[0]}", env) for label, b in binaries.items()}
     try:
@@ -128,13 +158,13 @@ def main(args, argv) -> int:
         print(f"tools/rh ab: not comparable: {e}")
         return gate.NOT_COMPARABLE
     verdicts = gate.compare(base, cand, th, paired=pairs)
-    print(f"A/B: BASE {args.base_rev} = {base_sha[:12]}, CAND {args.cand_rev} = {cand_sha[:12]}; "
+    print(f"A/B: BASE {base_name} = {base_sha[:12]}, CAND {cand_name} = {cand_sha[:12]}; "
           f"{settings.samples} interleaved rounds; plan SHA-256 {plan_hash}")
     print(gate.table(verdicts, paired=True), end="")
     status, line = gate.summary(verdicts)
     print(line)
-    if args.out_dir:
-        out = Path(args.out_dir)
+    if out_dir:
+        out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         rec.save(base, out / "base.json")
         rec.save(cand, out / "cand.json")

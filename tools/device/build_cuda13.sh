@@ -6,6 +6,7 @@
 #
 # Usage: tools/device/build_cuda13.sh KOKKOS_SRC [--arch ARCH] [--cuda-root DIR] [--kernels KERNELS_SRC]
 #                                     [--prefix DIR] [--build-dir DIR] [--test | --no-test] [--log-dir DIR]
+#                                     [--kokkos-only]
 #   --arch ARCH       Kokkos_ARCH_<ARCH>: HOPPER90 (H100/H200; the default), BLACKWELL120 (RTX 50xx), AMPERE80, ...
 #   --cuda-root DIR   the CUDA toolkit (DIR/bin/nvcc); default: $CUDA_HOME, else the nvcc on PATH, else /usr/local/cuda
 #   --kernels DIR     also build Kokkos Kernels (same release) from DIR; only rh_gram_bench and rh_lu_bench use it
@@ -15,6 +16,8 @@
 #   --test, --no-test run the ctest profile cuda and the CUDA replays, or not (default: when this machine's GPU has
 #                     the compute capability of ARCH)
 #   --log-dir DIR     build.log (every step's output) and summary.txt (default: <build dir>/logs)
+#   --kokkos-only     step 1 alone: Kokkos into its prefix, whose path is the last line printed (for tools/rh ab
+#                     --cuda, tools/device/ab.sh)
 # Settings: RH_JOBS (default nproc), RH_CACHE_DIR, and tools/rh's: RH_NO_INSTALL=1 installs no Debian package,
 # CMAKE_PREFIX_PATH where fmt, doctest and nlohmann_json are when not under /usr or /usr/local, RH_BUILD_TARGETS
 # builds only those targets of the library's build (e.g. "rh_perf_worker"; the C ABI library's check then finds none).
@@ -25,11 +28,11 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 source "$root/tools/deps/kokkos.sh"   # rh_cache_dir
 patch_file=$root/tools/device/kokkos-4.6-cuda13.patch
 
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 1 ] || usage
 case $1 in -h|--help) usage ;; esac
 src=$(cd "$1" && pwd) || usage; shift
-arch=HOPPER90 cuda_root=${CUDA_HOME:-} kernels=- prefix="" bld="" test=auto logs=""
+arch=HOPPER90 cuda_root=${CUDA_HOME:-} kernels=- prefix="" bld="" test=auto logs="" kokkos_only=no
 while [ $# -gt 0 ]; do
   case $1 in
     --arch) arch=$2; shift ;;
@@ -40,6 +43,7 @@ while [ $# -gt 0 ]; do
     --test) test=yes ;;
     --no-test) test=no ;;
     --log-dir) logs=$2; shift ;;
+    --kokkos-only) kokkos_only=yes ;;
     *) usage ;;
   esac
   shift
@@ -146,6 +150,8 @@ else
   rm -rf "$prefix.build" "$prefix.src"
   echo "$stamp" > "$prefix/.rh-complete"
 fi
+
+if [ "$kokkos_only" = yes ]; then echo "$prefix"; exit 0; fi
 
 # 2. The library, its tests and tools, with tools/rh (which builds with the compiler Kokkos recorded: PREFIX/bin/rh-nvcc).
 export Kokkos_ROOT=$prefix KokkosKernels_ROOT=$prefix RH_BUILD_DIR=$bld
