@@ -322,7 +322,7 @@ struct GroupNewton {
       part += static_cast<double>(weight(i) * huber_loss(r, tau_s));
       if (with_u) row_weights(t, k, i, row, r, false, true);
     }, [&](const int rows, const long long base) {
-      if (with_u) add_tile(team, t, k, rows, base, 1, false, true);
+      if (with_u) add_tile(team, t, k, rows, base, chunk, 1, false, true);
     });
     loss += part;
     if (with_u) fold_parts(team, k);
@@ -380,13 +380,14 @@ struct GroupNewton {
                                             bool grad) const {
     clear_sums(team, k);
     const int block = gram ? gram_block(q, team.team_size()) : 1;
+    const long long chunk = row_chunks<Traits>(t.r1 - t.r0, q).rows;
     over_tiles(team, t, k, k.cur, [&](const long long i, const int row, const S r) { row_weights(t, k, i, row, r, gram, grad); },
-               [&](const int rows, const long long base) { add_tile(team, t, k, rows, base, block, gram, grad); });
+               [&](const int rows, const long long base) { add_tile(team, t, k, rows, base, chunk, block, gram, grad); });
     fold_parts(team, k);
   }
   // weighted_sums' parts, also run by objective in its pass: the sums and the chunk's part set to zero; row i's
-  // weights (s = w ψ(r), c = w φ(r)) beside the tile; a tile's rows added by the current chunk; the last chunk's part
-  // added to the sums.
+  // weights (s = w ψ(r), c = w φ(r)) beside the tile; a tile's rows added by the current chunk (`chunk`, the row
+  // chunks' length, the pass computes once); the last chunk's part added to the sums.
   KOKKOS_INLINE_FUNCTION void clear_sums(const member_type& team, const Work& k) const {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, triangle(q) + q), [&](const int e) {
       k.sums(e) = S(0);
@@ -401,8 +402,7 @@ struct GroupNewton {
     if (gram) k.tile_c(row) = wi * smoothed_curvature(r, tau_s, static_cast<S>(t.h));
   }
   KOKKOS_INLINE_FUNCTION void add_tile(const member_type& team, const GroupTask& t, const Work& k, int rows,
-                                       long long base, int block, bool gram, bool grad) const {
-    const long long chunk = row_chunks<Traits>(t.r1 - t.r0, q).rows;
+                                       long long base, long long chunk, int block, bool gram, bool grad) const {
     const long long into = (base - t.r0) % chunk, first = into == 0 ? 0 : chunk - into;  // a chunk's first row
     if (block == 4) tile_sums<4>(team, k, rows, gram, grad, first, chunk);
     else if (block == 2) tile_sums<2>(team, k, rows, gram, grad, first, chunk);
