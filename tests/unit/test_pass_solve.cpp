@@ -216,17 +216,23 @@ struct SequentialTraits {
 // The one-team kernel gives each entry of U the sequential algorithm's operations in its order: the same factor
 // to the bit (the host build contracts no multiply-adds into FMAs in either), a solution to a Cholesky's backward
 // error (its substitutions are column-oriented, the sequential ones row-oriented), and the same report when H is not
-// positive definite or not symmetric. q = 300 in f64 takes panels of 8 rows; q = 400 in f64 exceeds the scratch
-// budget and takes the many-launch panels instead.
+// positive definite or not symmetric. q = 150 and 300 take one team's panels (300 in f64: of 8 rows); q = 520 in f64
+// exceeds the scratch budget and takes the many-launch panels instead.
 TEST_CASE_TEMPLATE("the one-team Cholesky factors like the sequential one", S, double, float) {
   using Matrix = Kokkos::View<S**, Kokkos::LayoutRight, Kokkos::HostSpace>;
   using Vector = Kokkos::View<S*, Kokkos::HostSpace>;
   using Report = Kokkos::View<detail::SolveReport, Kokkos::HostSpace>;
   const typename OneTeamTraits::execution_space space;
-  for (int q : {1, 7, 16, 17, 40, 91, 300, 400}) {
+  for (int q : {1, 7, 16, 17, 40, 91, 150, 300, 520}) {
     for (int kind = 0; kind < 3; ++kind) {  // 0: positive definite, 1: indefinite, 2: not symmetric
       CAPTURE(q);
       CAPTURE(kind);
+      const Kokkos::TeamPolicy<typename OneTeamTraits::execution_space> probe(space, 1, 1);
+      const int panel_rows =
+          detail::CholeskyTeam<OneTeamTraits, Matrix, Vector, Report>::panel_rows(q, probe.scratch_size_max(0));
+      if (q <= 300) CHECK(panel_rows > 0);  // the route each case is meant to take
+      if (q == 300 && sizeof(S) == 8) CHECK(panel_rows == 8);
+      if (q == 520 && sizeof(S) == 8) CHECK(panel_rows == 0);
       std::mt19937_64 rng(7 * q + kind);
       std::normal_distribution<double> normal;
       const int m = 2 * q + 3;

@@ -264,6 +264,10 @@ struct CholeskyUpdate {
   }
 };
 
+// Level-0 scratch a one-team Cholesky takes at most: a CUDA block's 48 KB without opting in, less what Kokkos keeps
+// for team reductions at 1024 threads (it allows 40,960 bytes in 3.4, 40,936 in 4.6).
+inline constexpr std::size_t one_team_scratch = 40000;
+
 // The whole Cholesky solve in one team (devices, when its panel fits in team scratch): blocked right-looking. A
 // panel of nb rows of U is factored in team scratch (two team barriers per column, at scratch latency), written
 // back, and the rows below take its rank-nb update in one sweep over them; the back substitution runs by blocks of
@@ -279,9 +283,7 @@ struct CholeskyTeam {
   using Scratch = typename execution_space::scratch_memory_space;
   using Panel = Kokkos::View<Scalar**, Kokkos::LayoutRight, Scratch, Kokkos::MemoryUnmanaged>;
   using Buffer = Kokkos::View<Scalar*, Scratch, Kokkos::MemoryUnmanaged>;
-  // Scratch per team: half of the 48 KB a CUDA block has without opting in, leaving room for Kokkos' team
-  // reductions at 1024 threads. Panels of 32, 16 or 8 rows, the most that fit; none fits from q = 308 (f64).
-  static constexpr std::size_t scratch_budget = 24 * 1024;
+  // Panels of 32, 16 or 8 rows, the most that fit one_team_scratch: at q = 257 16 rows in float64, 32 in float32.
   static constexpr int unroll = 4;  // trailing entries each thread loads before it stores: loads in flight
   MView a, f;
   VView rhs, sol;
@@ -289,9 +291,9 @@ struct CholeskyTeam {
   int q, nb;
 
   static std::size_t scratch_bytes(int q, int nb) { return Panel::shmem_size(nb, q) + 2 * Buffer::shmem_size(q); }
-  static int panel_rows(int q) {
+  static int panel_rows(int q, std::size_t scratch_max) {
     for (const int nb : {32, 16, 8})
-      if (scratch_bytes(q, nb) <= scratch_budget) return nb;
+      if (scratch_bytes(q, nb) <= std::min(scratch_max, one_team_scratch)) return nb;
     return 0;
   }
 
@@ -482,7 +484,8 @@ void cholesky_solve(const typename Traits::execution_space& space, const MView& 
       return;
     }
     using Team = CholeskyTeam<Traits, MView, VView, ReportView>;
-    const int rows = Team::panel_rows(q);
+    const auto scratch_max = static_cast<std::size_t>(Kokkos::TeamPolicy<Space>(space, 1, 1).scratch_size_max(0));
+    const int rows = Team::panel_rows(q, scratch_max);
     if (nb >= q && rows > 0) {  // one team: as many threads as the first update has entries, at most a block
       const Team functor{a, f, rhs, sol, report, q, rows};
       const auto scratch = Kokkos::PerTeam(Team::scratch_bytes(q, rows));
