@@ -325,29 +325,44 @@ struct CholeskyTeam {
   }
 
   // Rows k … k+b−1 of U in p (all their columns), and their share of Uᵀy = g. Every thread reads the same pivot, so
-  // on a pivot that is not > 0 all leave together (LU takes over).
+  // on a pivot that is not > 0 all leave together (LU takes over). Only the threads that scale an entry of row c
+  // (and thread 0, which writes the pivot) take its square root; each thread walks its entries of the rank-1 update
+  // by steps of the team size, so one integer division per column instead of one per entry.
   KOKKOS_INLINE_FUNCTION bool factor_panel(const member_type& team, const Panel& p, const Buffer& y, int k,
                                             int b) const {
     const int t = team.team_rank(), nt = team.team_size();
     for (int c = 0; c < b; ++c) {
-      const int cc = k + c;
+      const int cc = k + c, width = q - cc - 1;  // row c's entries right of the pivot
       const Scalar d = p(c, cc);
       if (!(d > 0)) {
         if (t == 0) report().method = solve_by_lu;
         return false;
       }
-      const Scalar r = compat::sqrt(d), yc = y(cc) / r;
-      for (int j = cc + 1 + t; j < q; j += nt) p(c, j) = p(c, j) / r;
+      Scalar r = 0, yc = 0;
+      if (t < width || t == 0) {
+        r = compat::sqrt(d);
+        yc = y(cc) / r;
+        for (int j = cc + 1 + t; j < q; j += nt) p(c, j) = p(c, j) / r;
+      }
       team.team_barrier();
       if (t == 0) {  // written only now: every thread read p(c, cc) and y(cc) above
         p(c, cc) = r;
         y(cc) = yc;
       }
       for (int j = cc + 1 + t; j < q; j += nt) y(j) -= p(c, j) * yc;
-      const int width = q - cc - 1, rows = b - 1 - c;  // the panel's later rows i, columns j ≥ k + i
-      for (int e = t; e < rows * width; e += nt) {
-        const int i = c + 1 + e / width, j = cc + 1 + e % width;
-        if (j >= k + i) p(i, j) -= p(c, k + i) * p(c, j);
+      const int rows = b - 1 - c, total = rows * width;  // the panel's later rows i, columns j ≥ k + i
+      if (t < total) {
+        int i = c + 1 + t / width, j = cc + 1 + t % width;
+        const int di = nt / width, dj = nt % width;
+        for (int e = t; e < total; e += nt) {
+          if (j >= k + i) p(i, j) -= p(c, k + i) * p(c, j);
+          i += di;
+          j += dj;
+          if (j >= q) {
+            j -= width;
+            ++i;
+          }
+        }
       }
       team.team_barrier();
     }
@@ -356,9 +371,12 @@ struct CholeskyTeam {
 
   // Rows k+b … q−1: A22 −= U12ᵀ U12 with the panel's rows in order, over the upper triangle (m rows of m, m−1, …,
   // 1 entries) folded into ⌈m/2⌉ rows of m + 1 (row r beside row m−1−r) so that consecutive threads take
-  // consecutive entries of a row.
+  // consecutive entries of a row. A thread's entries are t, t + nt, …: their (pair row, column) advance by steps.
   KOKKOS_INLINE_FUNCTION void trailing_update(int t, int nt, const Panel& p, const MView& from, int k, int b) const {
     const int s = k + b, m = q - s, width = m + 1, total = ((m + 1) / 2) * width;
+    if (t >= total) return;
+    const int dpr = nt / width, dcol = nt % width;
+    int pr = t / width, col = t % width;  // of entry e below
     for (int base = t; base < total; base += unroll * nt) {
       int ii[unroll], jj[unroll];
       Scalar v[unroll];
@@ -366,12 +384,17 @@ struct CholeskyTeam {
         const int e = base + u * nt;
         ii[u] = -1;
         if (e >= total) continue;
-        const int pr = e / width, col = e % width;
         int row = pr, off = col;
-        if (col >= m - pr) {  // the second row of the pair
-          row = m - 1 - pr;
-          off = col - (m - pr);
-          if (row == pr) continue;  // m odd: the middle row has no partner
+        pr += dpr;
+        col += dcol;
+        if (col >= width) {
+          col -= width;
+          ++pr;
+        }
+        if (off >= m - row) {  // the second row of the pair
+          off -= m - row;
+          row = m - 1 - row;
+          if (row == m - 1 - row) continue;  // m odd: the middle row has no partner
         }
         ii[u] = s + row;
         jj[u] = ii[u] + off;
@@ -387,8 +410,8 @@ struct CholeskyTeam {
   }
 
   // U x = y by blocks of nb columns from the right, each staged in p as its transpose (p(c − s0, i) = U(i, c)), one
-  // column at a time; x_c goes to x (y(c) is read by every thread in its step). Then a solution that is not finite
-  // hands the system to LU.
+  // column at a time; x_c goes to x (y(c) is read in its step by the threads with an entry above c). Then a solution
+  // that is not finite hands the system to LU.
   KOKKOS_INLINE_FUNCTION void back_substitution(const member_type& team, const Panel& p, const Buffer& y,
                                                 const Buffer& x) const {
     const int t = team.team_rank(), nt = team.team_size();
@@ -400,9 +423,11 @@ struct CholeskyTeam {
       }
       team.team_barrier();
       for (int c = e - 1; c >= s0; --c) {
-        const Scalar xc = y(c) / p(c - s0, c);
-        if (t == 0) x(c) = xc;
-        for (int i = t; i < c; i += nt) y(i) -= p(c - s0, i) * xc;
+        if (t < c || t == 0) {  // the threads with an entry above c, and thread 0, which writes x_c
+          const Scalar xc = y(c) / p(c - s0, c);
+          if (t == 0) x(c) = xc;
+          for (int i = t; i < c; i += nt) y(i) -= p(c - s0, i) * xc;
+        }
         team.team_barrier();
       }
       e = s0;
