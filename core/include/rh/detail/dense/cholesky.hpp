@@ -283,7 +283,6 @@ struct CholeskyTeam {
   using Scratch = typename execution_space::scratch_memory_space;
   using Panel = Kokkos::View<Scalar**, Kokkos::LayoutRight, Scratch, Kokkos::MemoryUnmanaged>;
   using Buffer = Kokkos::View<Scalar*, Scratch, Kokkos::MemoryUnmanaged>;
-  // Panels of 32, 16 or 8 rows, the most that fit one_team_scratch: at q = 257 16 rows in float64, 32 in float32.
   static constexpr int unroll = 4;  // trailing entries each thread loads before it stores: loads in flight
   MView a, f;
   VView rhs, sol;
@@ -291,11 +290,17 @@ struct CholeskyTeam {
   int q, nb;
 
   static std::size_t scratch_bytes(int q, int nb) { return Panel::shmem_size(nb, q) + 2 * Buffer::shmem_size(q); }
+  // Panels of 16 rows, or of 8 where 16 do not fit one_team_scratch (from q = 278 in float64, 556 in float32). 32 rows
+  // were 3–4 % slower than 16 at q = 65–129 and no faster elsewhere (docs/performance.md, issue 32's lever 6).
   static int panel_rows(int q, std::size_t scratch_max) {
-    for (const int nb : {32, 16, 8})
+    for (const int nb : {16, 8})
       if (scratch_bytes(q, nb) <= std::min(scratch_max, one_team_scratch)) return nb;
     return 0;
   }
+  // About four threads per column, in multiples of 4 warps, at most a block of 1024: a column's steps touch about q·nb
+  // entries, and the team's barriers cost more with every warp, so threads past ~4q wait more than they work
+  // (measured best within a few % at q = 33…320, docs/performance.md, issue 32's lever 6).
+  static int team_threads(int q) { return std::min(1024, ((4 * q + 127) / 128) * 128); }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     cholesky(team);
@@ -511,14 +516,12 @@ void cholesky_solve(const typename Traits::execution_space& space, const MView& 
     using Team = CholeskyTeam<Traits, MView, VView, ReportView>;
     const auto scratch_max = static_cast<std::size_t>(Kokkos::TeamPolicy<Space>(space, 1, 1).scratch_size_max(0));
     const int rows = Team::panel_rows(q, scratch_max);
-    if (nb >= q && rows > 0) {  // one team: as many threads as the first update has entries, at most a block
+    if (nb >= q && rows > 0) {  // one team
       const Team functor{a, f, rhs, sol, report, q, rows};
       const auto scratch = Kokkos::PerTeam(Team::scratch_bytes(q, rows));
       Kokkos::TeamPolicy<Space> probe(space, 1, 1);
       probe.set_scratch_size(0, scratch);
-      const long long entries = ((static_cast<long long>(q) * (q + 1) / 2 + 31) / 32) * 32;
-      const int size = static_cast<int>(std::min<long long>(
-          {entries, 1024LL, static_cast<long long>(probe.team_size_max(functor, Kokkos::ParallelForTag()))}));
+      const int size = std::min(Team::team_threads(q), probe.team_size_max(functor, Kokkos::ParallelForTag()));
       Kokkos::TeamPolicy<Space> policy(space, 1, size);
       policy.set_scratch_size(0, scratch);
       Kokkos::parallel_for("rh::cholesky_team", policy, functor);
