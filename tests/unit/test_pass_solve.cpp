@@ -223,11 +223,15 @@ TEST_CASE_TEMPLATE("the one-team Cholesky factors like the sequential one", S, d
   using Vector = Kokkos::View<S*, Kokkos::HostSpace>;
   using Report = Kokkos::View<detail::SolveReport, Kokkos::HostSpace>;
   const typename OneTeamTraits::execution_space space;
-  {  // where one_team_scratch binds (a CUDA block): panels of 16 rows, of 8 from q = 278 in float64, 556 in float32
+  {  // where one_team_scratch binds (a CUDA block): one panel up to q = 32, then panels of 16 rows, of 8 from q = 278
+     // in float64, 556 in float32
     using Team = detail::CholeskyTeam<OneTeamTraits, Matrix, Vector, Report>;
+    const auto unbound = std::numeric_limits<std::size_t>::max();
     const int last16 = sizeof(S) == 8 ? 277 : 555;
-    CHECK(Team::panel_rows(last16, std::numeric_limits<std::size_t>::max()) == 16);
-    CHECK(Team::panel_rows(last16 + 1, std::numeric_limits<std::size_t>::max()) == 8);
+    CHECK(Team::panel_rows(32, unbound) == 32);
+    CHECK(Team::panel_rows(33, unbound) == 16);
+    CHECK(Team::panel_rows(last16, unbound) == 16);
+    CHECK(Team::panel_rows(last16 + 1, unbound) == 8);
   }
   for (int q : {1, 7, 16, 17, 40, 91, 150, 300, 520}) {
     for (int kind = 0; kind < 3; ++kind) {  // 0: positive definite, 1: indefinite, 2: not symmetric

@@ -290,10 +290,11 @@ struct CholeskyTeam {
   int q, nb;
 
   static std::size_t scratch_bytes(int q, int nb) { return Panel::shmem_size(nb, q) + 2 * Buffer::shmem_size(q); }
-  // Panels of 16 rows, or of 8 where 16 do not fit one_team_scratch (from q = 278 in float64, 556 in float32). 32 rows
-  // were 3–4 % slower than 16 at q = 65–129 and no faster elsewhere (docs/performance.md, issue 32's lever 6).
+  // Panels of 16 rows, or of 8 where 16 do not fit one_team_scratch (from q = 278 in float64, 556 in float32); up to
+  // q = 32 one panel of 32 rows, so that a small system is not split. 32 rows were 3–4 % slower than 16 at
+  // q = 65–129 and no faster elsewhere (docs/performance.md, issue 32's lever 6).
   static int panel_rows(int q, std::size_t scratch_max) {
-    for (const int nb : {16, 8})
+    for (int nb = q <= 32 ? 32 : 16; nb >= 8; nb /= 2)
       if (scratch_bytes(q, nb) <= std::min(scratch_max, one_team_scratch)) return nb;
     return 0;
   }
