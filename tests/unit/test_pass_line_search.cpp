@@ -3,6 +3,7 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "pass_tests.hpp"
+#include "rh/detail/kernels.hpp"
 
 using namespace rh;
 using namespace rh::test;
@@ -116,3 +118,163 @@ TEST_CASE_TEMPLATE_DEFINE("line_search prices every step as a direct evaluation 
   CHECK(decided == searches);
 }
 TEST_CASE_TEMPLATE_APPLY(pass_line_search, Targets);
+
+// line_search_finish's device path (ByThreads: each in-order sum in a thread of its own, as a CUDA team runs it) on
+// a host space, a team of as many threads as it has, against the host path (one thread walks every sum): the same
+// decision, objectives, ‖cand − β‖², ‖cand‖² and candidate, bit for bit. The chunks' sums come from rows priced as
+// line_search_rows prices them; the direction's length spreads the decisions over accepted steps, rejected ones
+// and steps within rounding (a negative length points uphill). CI has no GPU: here its path is checked.
+TEST_CASE_TEMPLATE("line_search_finish's device path gives its host path's bits on a host space", S, double, float) {
+  using Space = Kokkos::DefaultHostExecutionSpace;
+  using Vector = Kokkos::View<S*, Kokkos::HostSpace>;
+  using Matrix = Kokkos::View<S**, Kokkos::LayoutRight, Kokkos::HostSpace>;
+  using SumsView = Kokkos::View<detail::LineSearchSums*, Kokkos::HostSpace>;
+  using DView = Kokkos::View<double*, Kokkos::HostSpace>;
+  using Status = Kokkos::View<detail::SolveReport, Kokkos::HostSpace>;
+  using Result = Kokkos::View<detail::LineSearch, Kokkos::HostSpace>;
+  using HostPath = detail::FinishLineSearch<Space, S, Vector, Matrix, SumsView, DView, Status, Result, false>;
+  using DevicePath = detail::FinishLineSearch<Space, S, Vector, Matrix, SumsView, DView, Status, Result, true>;
+  int accepted_first = 0, accepted_later = 0, undecided = 0, rejected = 0;
+  for (long long q : {1LL, 7LL, 91LL})
+    for (long long chunks : {1LL, 5LL, 89LL})
+      for (double length : {1.0, 0.3, 3.0, 40.0, 1e-9, -1.0}) {
+        CAPTURE(q);
+        CAPTURE(chunks);
+        CAPTURE(length);
+        const long long seed = 1000 * q + 10 * chunks + static_cast<long long>(length * 7);
+        std::mt19937_64 rng(static_cast<unsigned long long>(seed));
+        std::normal_distribution<double> normal;
+        const double tau = 1.345;
+        SumsView sums("sums", chunks);
+        for (long long ch = 0; ch < chunks; ++ch)
+          for (int i = 0; i < 40; ++i) {  // r = y − Xβ, and u = X·d pulls r towards 0 by `length`
+            const double r = 2.0 * normal(rng), u = -length * r * (0.5 + 0.1 * normal(rng));
+            const double w = 1.0 + 0.2 * normal(rng);
+            const double loss = w * detail::huber_loss(r, tau);
+            sums(ch).add_row(w, r, u, tau, loss, std::fabs(r) + 1.0);
+          }
+        Vector cur("cur", q), dir("dir", q), tilde("tilde", q);
+        Vector cand_host("cand_host", q), cand_device("cand_device", q);
+        Matrix info("info", q, q);
+        for (long long j = 0; j < q; ++j) {
+          cur(j) = static_cast<S>(normal(rng));
+          tilde(j) = static_cast<S>(cur(j) + 0.1 * normal(rng));
+          dir(j) = static_cast<S>(length * 0.01 * normal(rng));
+        }
+        // J large enough that its terms are not lost in the rows' sums: a sum in another order shows in the objectives
+        for (long long j = 0; j < q; ++j)
+          for (long long k = 0; k <= j; ++k)
+            info(j, k) = info(k, j) =
+                static_cast<S>(1000.0 * (j == k ? 2.0 + std::fabs(normal(rng)) : 0.1 * normal(rng)));
+        DView terms_host("terms_host", 3 * q), terms_device("terms_device", 3 * q);
+        Status status("status");
+        Result host_result("host_result"), device_result("device_result");
+        const double inv_n = 1.0 / static_cast<double>(40 * chunks), eps = std::numeric_limits<S>::epsilon();
+        const HostPath host{cur,    dir,    tilde, cand_host, info, sums, terms_host, status, host_result,
+                            q,      chunks, inv_n, eps,       true};
+        const DevicePath device{cur,    dir,    tilde, cand_device, info, sums, terms_device, status, device_result,
+                                q,      chunks, inv_n, eps,         true};
+        Kokkos::parallel_for(Kokkos::TeamPolicy<Space>(1, 1), host);
+        Kokkos::TeamPolicy<Space> probe(1, 1);
+        probe.set_scratch_size(0, Kokkos::PerTeam(DevicePath::scratch_bytes()));
+        const int threads = probe.team_size_max(device, Kokkos::ParallelForTag());
+        for (int team : {1, threads}) {
+          CAPTURE(team);
+          Kokkos::TeamPolicy<Space> policy(1, team);
+          policy.set_scratch_size(0, Kokkos::PerTeam(DevicePath::scratch_bytes()));
+          Kokkos::parallel_for(policy, device);
+          Kokkos::fence();
+          const detail::LineSearch a = host_result(), b = device_result();
+          CHECK(a.step == b.step);
+          CHECK(a.undecided == b.undecided);
+          CHECK(a.objective_current == b.objective_current);
+          CHECK(a.objective == b.objective);
+          CHECK(a.step2 == b.step2);
+          CHECK(a.cand2 == b.cand2);
+          int differ = 0;
+          for (long long j = 0; j < q; ++j) differ += (a.step < 0 || cand_host(j) == cand_device(j)) ? 0 : 1;
+          CHECK(differ == 0);
+        }
+        const detail::LineSearch a = host_result();
+        accepted_first += a.step == 0 ? 1 : 0;
+        accepted_later += a.step > 0 ? 1 : 0;
+        undecided += a.step < 0 && a.undecided >= 0 ? 1 : 0;
+        rejected += a.step < 0 && a.undecided < 0 ? 1 : 0;
+      }
+  MESSAGE("accepted at t = 1: " << accepted_first << ", later: " << accepted_later << ", undecided: " << undecided
+                                << ", none: " << rejected);
+  CHECK(accepted_first > 0);  // every kind of outcome, or the comparison above could miss a path
+  CHECK(accepted_later > 0);
+  CHECK(undecided + rejected > 0);
+}
+
+// finish_evaluation's device path ((Jδ)_j each in a thread of its own) on a host space against its host path (one
+// thread: every (Jδ)_j at once along J's rows when J is symmetric, eight side by side when not), penalty none and l1:
+// the same (Jδ)_j and the same sums, bit for bit. J large enough that its terms are not lost in the loss.
+template <class Penalty, class S>
+void finish_evaluation_paths_agree() {
+  using Space = Kokkos::DefaultHostExecutionSpace;
+  using Vector = Kokkos::View<S*, Kokkos::HostSpace>;
+  using Matrix = Kokkos::View<S**, Kokkos::LayoutRight, Kokkos::HostSpace>;
+  using DView = Kokkos::View<double*, Kokkos::HostSpace>;
+  using Sums = detail::EvaluationSums<Penalty>;
+  using TView = Kokkos::View<Sums*, Kokkos::HostSpace>;
+  using Status = Kokkos::View<detail::SolveReport, Kokkos::HostSpace>;
+  using SumsView = Kokkos::View<Sums, Kokkos::HostSpace>;
+  using HostPath = detail::FinishEvaluation<Space, Penalty, Vector, Matrix, DView, TView, Status, SumsView, false>;
+  using DevicePath = detail::FinishEvaluation<Space, Penalty, Vector, Matrix, DView, TView, Status, SumsView, true>;
+  for (long long q : {1LL, 7LL, 9LL, 91LL})
+    for (bool symmetric : {true, false}) {
+      CAPTURE(q);
+      CAPTURE(symmetric);
+      std::mt19937_64 rng(static_cast<unsigned long long>(31 * q + (symmetric ? 1 : 0)));
+      std::normal_distribution<double> normal;
+      const long long chunks = 13;
+      Vector cand("cand", q), cur("cur", q), tilde("tilde", q), grad("grad", q);
+      Matrix info("info", q, q);
+      DView chunk_loss("chunk_loss", chunks);
+      for (long long ch = 0; ch < chunks; ++ch) chunk_loss(ch) = std::fabs(normal(rng));
+      for (long long j = 0; j < q; ++j) {
+        cur(j) = static_cast<S>(normal(rng));
+        cand(j) = static_cast<S>(cur(j) + 0.1 * normal(rng));
+        tilde(j) = static_cast<S>(cur(j) + 0.1 * normal(rng));
+        grad(j) = static_cast<S>(normal(rng));
+        for (long long k = 0; k <= j; ++k) {
+          info(j, k) = static_cast<S>(1000.0 * (j == k ? 2.0 + std::fabs(normal(rng)) : 0.1 * normal(rng)));
+          info(k, j) = symmetric ? info(j, k) : static_cast<S>(1000.0 * 0.1 * normal(rng));
+        }
+        if (!symmetric) info(j, j) = static_cast<S>(1000.0 * (2.0 + std::fabs(normal(rng))));
+      }
+      Status status("status");
+      const auto run = [&](auto path, int team) {
+        using Path = decltype(path);
+        DView delta("delta", q), j_delta("j_delta", q);
+        TView terms("terms", q);
+        SumsView sums("sums");
+        Kokkos::parallel_for(Kokkos::TeamPolicy<Space>(1, team),
+                             Path{cand, cur, tilde, grad, info, chunk_loss, delta, j_delta, terms, status, sums, q,
+                                  chunks, q - 1, symmetric});
+        Kokkos::fence();
+        return std::make_pair(sums(), j_delta);
+      };
+      const auto host = run(HostPath{}, 1);
+      const int threads = Kokkos::TeamPolicy<Space>(1, 1).team_size_max(DevicePath{}, Kokkos::ParallelForTag());
+      for (int team : {1, threads}) {
+        CAPTURE(team);
+        const auto device = run(DevicePath{}, team);
+        int differ = 0;
+        for (long long j = 0; j < q; ++j) differ += host.second(j) == device.second(j) ? 0 : 1;
+        CHECK(differ == 0);
+        CHECK(host.first.loss == device.first.loss);
+        CHECK(host.first.quad == device.first.quad);
+        CHECK(host.first.step2 == device.first.step2);
+        CHECK(host.first.cand2 == device.first.cand2);
+        if constexpr (!std::is_empty_v<typename Penalty::Sums>)  // an empty struct's one byte is not a value
+          CHECK(std::memcmp(&host.first.penalty, &device.first.penalty, sizeof(host.first.penalty)) == 0);
+      }
+    }
+}
+TEST_CASE_TEMPLATE("finish_evaluation's device path gives its host path's bits on a host space", S, double, float) {
+  finish_evaluation_paths_agree<detail::penalty::None, S>();
+  finish_evaluation_paths_agree<detail::penalty::L1, S>();
+}

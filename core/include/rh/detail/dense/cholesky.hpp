@@ -331,9 +331,9 @@ struct CholeskyTeam {
   }
 
   // Rows k … k+b−1 of U in p (all their columns), and their share of Uᵀy = g. Every thread reads the same pivot, so
-  // on a pivot that is not > 0 all leave together (LU takes over). Only the threads that scale an entry of row c
-  // (and thread 0, which writes the pivot) take its square root; each thread walks its entries of the rank-1 update
-  // by steps of the team size, so one integer division per column instead of one per entry.
+  // on a pivot that is not > 0 all leave together (LU takes over). Only the threads that scale an entry of row c (and
+  // thread 0, which writes the pivot) take its square root; each thread walks its entries of the rank-1 update by
+  // steps of the team size, so one integer division per column instead of one per entry.
   KOKKOS_INLINE_FUNCTION bool factor_panel(const member_type& team, const Panel& p, const Buffer& y, int k,
                                             int b) const {
     const int t = team.team_rank(), nt = team.team_size();

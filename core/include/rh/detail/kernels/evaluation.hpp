@@ -108,9 +108,10 @@ struct EvaluateRows {
 // Coefficient part of the objective, and the final in-order sums, in one team: the EvaluationSums that the host
 // reads back in one copy (with the status of the last dense solve). Each coefficient's terms are written to
 // `terms` first and summed in coefficient order, so the sums do not depend on the team size. (Jδ)_j is left in
-// `j_delta` for the next gradient (ReduceAndAssemble) when the candidate is accepted.
+// `j_delta` for the next gradient (ReduceAndAssemble) when the candidate is accepted. ByThreads: each (Jδ)_j in a
+// thread of its own, the device's way, which a test also runs on a host space.
 template <class Space, class Penalty, class VView, class MView, class DView, class TView, class StatusView,
-          class SumsView>
+          class SumsView, bool ByThreads = !host_memory_v<Space>>
 struct FinishEvaluation {
   using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
   VView cand, cur, tilde, grad;
@@ -129,7 +130,7 @@ struct FinishEvaluation {
     });
     team.team_barrier();
     long long first = 0;  // (Jδ)_j of j < first are formed by the host path below
-    if constexpr (host_memory_v<Space>) {
+    if constexpr (!ByThreads) {
       // One host thread. Σ_k J(j,k)·δ_k for every j at once, k after k: each sum still runs over k in order from
       // 0.0, so it is the same sum, now over rows of J (contiguous: vectors across j) instead of q dependent
       // chains, which cost a wide L1 stream a few percent (docs/performance.md, "Why the code is so").

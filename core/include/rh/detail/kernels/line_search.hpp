@@ -75,13 +75,14 @@ struct LineSearchRows {
 // β − t·d written to `cand` (as MakeCandidate would), and the LineSearch result left for the one readback.
 // A host thread sums everything itself; a device team gives each sum (a LineSearchSums field over the chunks, a
 // column of `terms` over the coefficients, ‖cand − β‖², ‖cand‖²) a thread of its own, each in the same order, so
-// the same bits come out without one thread walking every sum in turn.
+// the same bits come out without one thread walking every sum in turn (ByThreads: the device's way, which a test
+// also runs on a host space).
 template <class Space, class S, class VView, class MView, class SumsView, class DView, class StatusView,
-          class ResultView>
+          class ResultView, bool ByThreads = !host_memory_v<Space>>
 struct FinishLineSearch {
   using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
   using Shared = Kokkos::View<double*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
-  static constexpr bool by_threads = !host_memory_v<Space>;  // the sums each in a thread of their own
+  static constexpr bool by_threads = ByThreads;  // the sums each in a thread of their own
   static constexpr int shared_values = LineSearchSums::fields + 3;  // the fields, then quad, cross, dir_quad
   static size_t scratch_bytes() { return by_threads ? Shared::shmem_size(shared_values) : 0; }
   VView cur, dir, tilde, cand;
