@@ -209,8 +209,8 @@ TEST_CASE_TEMPLATE("line_search_finish's device path gives its host path's bits 
 }
 
 // finish_evaluation's device path ((Jδ)_j each in a thread of its own) on a host space against its host path (one
-// thread: every (Jδ)_j at once along J's rows when J is symmetric, eight side by side when not), penalty none and l1:
-// the same (Jδ)_j and the same sums, bit for bit. J large enough that its terms are not lost in the loss.
+// thread: every (Jδ)_j at once along J's rows when J is symmetric, eight side by side when not), every penalty: the
+// same (Jδ)_j and the same sums, bit for bit. J large enough that its terms are not lost in the loss.
 template <class Penalty, class S>
 void finish_evaluation_paths_agree() {
   using Space = Kokkos::DefaultHostExecutionSpace;
@@ -275,6 +275,8 @@ void finish_evaluation_paths_agree() {
     }
 }
 TEST_CASE_TEMPLATE("finish_evaluation's device path gives its host path's bits on a host space", S, double, float) {
-  finish_evaluation_paths_agree<detail::penalty::None, S>();
-  finish_evaluation_paths_agree<detail::penalty::L1, S>();
+  detail::for_each_type(detail::Penalties{}, [](auto tag) {  // every penalty of the library
+    CAPTURE(decltype(tag)::type::name);
+    finish_evaluation_paths_agree<typename decltype(tag)::type, S>();
+  });
 }
