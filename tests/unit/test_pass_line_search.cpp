@@ -119,6 +119,19 @@ TEST_CASE_TEMPLATE_DEFINE("line_search prices every step as a direct evaluation 
 }
 TEST_CASE_TEMPLATE_APPLY(pass_line_search, Targets);
 
+// J for the finish kernels' path tests: a positive diagonal, and every entry large enough that its terms are not lost
+// in the rows' sums, so that a sum taken in another order shows in the results.
+template <class Matrix>
+void fill_large_information(const Matrix& info, long long q, bool symmetric, std::mt19937_64& rng,
+                            std::normal_distribution<double>& normal) {
+  using S = typename Matrix::non_const_value_type;
+  for (long long j = 0; j < q; ++j)
+    for (long long k = 0; k <= j; ++k) {
+      info(j, k) = static_cast<S>(1000.0 * (j == k ? 2.0 + std::fabs(normal(rng)) : 0.1 * normal(rng)));
+      if (k < j) info(k, j) = symmetric ? info(j, k) : static_cast<S>(1000.0 * 0.1 * normal(rng));
+    }
+}
+
 // line_search_finish's device path (ByThreads: each in-order sum in a thread of its own, as a CUDA team runs it) on
 // a host space, a team of as many threads as it has, against the host path (one thread walks every sum): the same
 // decision, objectives, ‖cand − β‖², ‖cand‖² and candidate, bit for bit. The chunks' sums come from rows priced as
@@ -161,11 +174,7 @@ TEST_CASE_TEMPLATE("line_search_finish's device path gives its host path's bits 
           tilde(j) = static_cast<S>(cur(j) + 0.1 * normal(rng));
           dir(j) = static_cast<S>(length * 0.01 * normal(rng));
         }
-        // J large enough that its terms are not lost in the rows' sums: a sum in another order shows in the objectives
-        for (long long j = 0; j < q; ++j)
-          for (long long k = 0; k <= j; ++k)
-            info(j, k) = info(k, j) =
-                static_cast<S>(1000.0 * (j == k ? 2.0 + std::fabs(normal(rng)) : 0.1 * normal(rng)));
+        fill_large_information(info, q, true, rng, normal);
         DView terms_host("terms_host", 3 * q), terms_device("terms_device", 3 * q);
         Status status("status");
         Result host_result("host_result"), device_result("device_result");
@@ -210,7 +219,7 @@ TEST_CASE_TEMPLATE("line_search_finish's device path gives its host path's bits 
 
 // finish_evaluation's device path ((Jδ)_j each in a thread of its own) on a host space against its host path (one
 // thread: every (Jδ)_j at once along J's rows when J is symmetric, eight side by side when not), every penalty: the
-// same (Jδ)_j and the same sums, bit for bit. J large enough that its terms are not lost in the loss.
+// same (Jδ)_j and the same sums, bit for bit.
 template <class Penalty, class S>
 void finish_evaluation_paths_agree() {
   using Space = Kokkos::DefaultHostExecutionSpace;
@@ -239,12 +248,8 @@ void finish_evaluation_paths_agree() {
         cand(j) = static_cast<S>(cur(j) + 0.1 * normal(rng));
         tilde(j) = static_cast<S>(cur(j) + 0.1 * normal(rng));
         grad(j) = static_cast<S>(normal(rng));
-        for (long long k = 0; k <= j; ++k) {
-          info(j, k) = static_cast<S>(1000.0 * (j == k ? 2.0 + std::fabs(normal(rng)) : 0.1 * normal(rng)));
-          info(k, j) = symmetric ? info(j, k) : static_cast<S>(1000.0 * 0.1 * normal(rng));
-        }
-        if (!symmetric) info(j, j) = static_cast<S>(1000.0 * (2.0 + std::fabs(normal(rng))));
       }
+      fill_large_information(info, q, symmetric, rng, normal);
       Status status("status");
       const auto run = [&](auto path, int team) {
         using Path = decltype(path);

@@ -264,6 +264,23 @@ struct CholeskyUpdate {
   }
 };
 
+// Entries start, start + step, start + 2·step, … of a row-major array `width` wide, as (row, col): one integer
+// division when the walk starts, not one per entry. A team's thread walks its share of a triangle's entries this way.
+struct RowMajorWalk {
+  int row, col;
+  int drow, dcol, width;
+  KOKKOS_INLINE_FUNCTION RowMajorWalk(int start, int step, int width_)
+      : row(start / width_), col(start % width_), drow(step / width_), dcol(step % width_), width(width_) {}
+  KOKKOS_INLINE_FUNCTION void next() {
+    row += drow;
+    col += dcol;
+    if (col >= width) {
+      col -= width;
+      ++row;
+    }
+  }
+};
+
 // Level-0 scratch a one-team Cholesky takes at most: a CUDA block's 48 KB without opting in, less what Kokkos keeps
 // for team reductions at 1024 threads (it allows 40,960 bytes in 3.4, 40,936 in 4.6).
 inline constexpr std::size_t one_team_scratch = 40000;
@@ -351,25 +368,17 @@ struct CholeskyTeam {
         for (int j = cc + 1 + t; j < q; j += nt) p(c, j) = p(c, j) / r;
       }
       team.team_barrier();
-      if (t == 0) {  // written only now: every thread read p(c, cc) and y(cc) above
+      if (t == 0) {  // written only now: every thread read p(c, cc) above, the scaling threads y(cc)
         p(c, cc) = r;
         y(cc) = yc;
       }
       for (int j = cc + 1 + t; j < q; j += nt) y(j) -= p(c, j) * yc;
       const int rows = b - 1 - c, total = rows * width;  // the panel's later rows i, columns j ≥ k + i
-      if (t < total) {
-        int i = c + 1 + t / width, j = cc + 1 + t % width;
-        const int di = nt / width, dj = nt % width;
-        for (int e = t; e < total; e += nt) {
+      if (t < total)
+        for (RowMajorWalk w(t, nt, width); w.row < rows; w.next()) {
+          const int i = c + 1 + w.row, j = cc + 1 + w.col;
           if (j >= k + i) p(i, j) -= p(c, k + i) * p(c, j);
-          i += di;
-          j += dj;
-          if (j >= q) {
-            j -= width;
-            ++i;
-          }
         }
-      }
       team.team_barrier();
     }
     return true;
@@ -381,8 +390,7 @@ struct CholeskyTeam {
   KOKKOS_INLINE_FUNCTION void trailing_update(int t, int nt, const Panel& p, const MView& from, int k, int b) const {
     const int s = k + b, m = q - s, width = m + 1, total = ((m + 1) / 2) * width;
     if (t >= total) return;
-    const int dpr = nt / width, dcol = nt % width;
-    int pr = t / width, col = t % width;  // of entry e below
+    RowMajorWalk w(t, nt, width);  // at entry e below
     for (int base = t; base < total; base += unroll * nt) {
       int ii[unroll], jj[unroll];
       Scalar v[unroll];
@@ -390,13 +398,8 @@ struct CholeskyTeam {
         const int e = base + u * nt;
         ii[u] = -1;
         if (e >= total) continue;
-        int row = pr, off = col;
-        pr += dpr;
-        col += dcol;
-        if (col >= width) {
-          col -= width;
-          ++pr;
-        }
+        int row = w.row, off = w.col;
+        w.next();
         if (off >= m - row) {  // the second row of the pair
           off -= m - row;
           row = m - 1 - row;
