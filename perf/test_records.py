@@ -11,7 +11,9 @@
 5. compare-spaces answers from the record;
 6. the group profile, its model counts scaled down to seconds (--group-scale), records every group and loop with
    its model counts, model 0's coefficients alike in both, a group the library refuses as skipped with its reason,
-   one line per case, and its doc table.
+   one line per case, and its doc table;
+7. doc's coefficient-error table reads the host-input cases, or the device-input ones where a record has no host
+   input (from the committed H200 record, with and without its host-input cases).
 
 Usage: test_records.py --worker BUILD/perf/rh_perf_worker --workdir DIR
 """
@@ -208,9 +210,31 @@ def main() -> int:
     print(r.stdout)
 
     check_group(args.worker, work)
+    check_error_table(work)
 
     print(f"perf_records: {len(failures)} failed")
     return 1 if failures else 0
+
+
+def check_error_table(work: Path) -> None:
+    """doc's coefficient-error table comes from the host-input cases, and from the device-input ones in a record
+    without host input (a GPU record beside a peer fed from device memory): the committed H200 record has both."""
+    full = json.loads((PERF / "baselines" / "h200-standard.json").read_text())
+    device_only = copy.deepcopy(full)
+    device_only["cases"] = [c for c in full["cases"] if c["key"]["input"] != "host"]
+    path = work / "device-only.json"
+    path.write_text(json.dumps(device_only))
+    expected = {f"{c['coef_error']:.1e}" for c in device_only["cases"]
+                if c["key"]["lifecycle"] == "cold" and c.get("coef_error") is not None}
+    for name, rec_path, source in (("host", PERF / "baselines" / "h200-standard.json", "host"),
+                                   ("device-only", path, "device")):
+        r = rhperf("doc", str(rec_path))
+        table = r.stdout.split("generating coefficients", 1)[-1].split("Fastest space", 1)[0]
+        rows = [line for line in table.splitlines() if line.startswith("| ") and ("f64" in line or "f32" in line)]
+        check(f"doc's coefficient-error table of the {name} record says {source} input and has its 16 rows",
+              r.returncode == 0 and f"(cold, {source} input)" in r.stdout and len(rows) == 16
+              and (source == "host" or all(cell.strip() in expected for row in rows for cell in row.split("|")[5:7])),
+              r.stdout[-3000:] + r.stderr)
 
 
 if __name__ == "__main__":

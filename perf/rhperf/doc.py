@@ -64,10 +64,13 @@ def time_table(record: dict) -> str:
     return rec.render(out, headers, markdown=True)
 
 
-def error_table(record: dict) -> str:
-    """Coefficient error against the generating truth, per engine (cold operations)."""
-    cases = [c for c in record["cases"] if c["key"]["kind"] == "stream" and c["key"]["lifecycle"] == "cold"
-             and c["key"]["input"] == "host" and c.get("coef_error") is not None]
+def error_table(record: dict) -> tuple:
+    """Coefficient error against the generating truth, per engine (cold operations): the host-input cases, or the
+    device-input ones in a record without host input. Returns (input, table)."""
+    cold = [c for c in record["cases"] if c["key"]["kind"] == "stream" and c["key"]["lifecycle"] == "cold"
+            and c.get("coef_error") is not None]
+    source = "host" if any(c["key"]["input"] == "host" for c in cold) else "device"
+    cases = [c for c in cold if c["key"]["input"] == source]
     engines = list(dict.fromkeys(engine_label(c["key"]) for c in cases))
     rows: dict = {}
     for c in cases:
@@ -76,7 +79,7 @@ def error_table(record: dict) -> str:
                         {})[engine_label(k)] = c["coef_error"]
     headers = ["shape", "dtype", "penalty", "operation"] + engines
     out = [list(r) + [f"{cells[e]:.1e}" if e in cells else "-" for e in engines] for r, cells in rows.items()]
-    return rec.render(out, headers, markdown=True)
+    return source, rec.render(out, headers, markdown=True)
 
 
 def gram_table(record: dict) -> str:
@@ -136,8 +139,9 @@ def render(record: dict, path: str) -> str:
         return stamp(record, path) + "\n" + group_table(record)
     parts = [stamp(record, path), "\n", time_table(record)]
     if any(not rec.is_ours(c["key"]["engine"]) for c in record["cases"]):
-        parts += ["\nCoefficient error ‖β − β*‖₂ / ‖β*‖₂ against the generating coefficients (cold, host input):\n\n",
-                  error_table(record)]
+        source, table = error_table(record)
+        parts += [f"\nCoefficient error ‖β − β*‖₂ / ‖β*‖₂ against the generating coefficients (cold, {source} input):\n\n",
+                  table]
     parts += ["\nFastest space (`tools/rh compare-spaces`, cold partial_fit):\n\n",
               space_table.table(record, markdown=True).split("\n\n", 1)[1]]
     return "".join(parts)
