@@ -3,8 +3,8 @@
 #   tools/device/run_suite.sh .device/NAME.tar.xz [OUT_DIR]
 # 1. environment record (GPU, driver), 2. the whole ctest suite of the bundle (every label except the tests
 # that need this machine's compilers or Python packages), 3. every golden corpus replayed on CUDA (and, for the
-# record, without the tolerance floors), 4. compute-sanitizer memcheck and racecheck over the CUDA unit tests and
-# the reference replay (tools/device/sanitize.sh; RH_SKIP_SANITIZERS=1 skips them). OUT_DIR gets suite.txt,
+# record, without the tolerance floors), 4. compute-sanitizer memcheck, racecheck and synccheck over the CUDA unit
+# tests and the reference replay (tools/device/sanitize.sh; RH_SKIP_SANITIZERS=1 skips them). OUT_DIR gets suite.txt,
 # sanitizer.txt and sanitizer-full.log; the exit code is non-zero on any failure.
 set -uo pipefail
 root=$(pwd)
@@ -52,8 +52,8 @@ for f in "$root"/golden/*.json "$root"/golden/reference/*.json; do
   OMP_PROC_BIND=false "$bundle/build/tools/rh_replay" "$f" --space cuda --no-floor
 done 2>&1 | grep -v 'OMP_PROC_BIND\|For best performance\|For unit testing\|In general, for best' >> "$out/suite.txt"
 
-# compute-sanitizer memcheck and racecheck (tools/device/sanitize.sh) over the CUDA unit tests and the reference
-# replay; RH_SANITIZE_TESTS widens it (e.g. '_cuda$': every CUDA test, which takes much longer).
+# compute-sanitizer memcheck, racecheck and synccheck (tools/device/sanitize.sh) over the CUDA unit tests and the
+# reference replay; RH_SANITIZE_TESTS widens it (e.g. '_cuda$': every CUDA test, which takes much longer).
 if [ "${RH_SKIP_SANITIZERS:-0}" != 1 ]; then
   RH_SANITIZE_TESTS=${RH_SANITIZE_TESTS:-'^(unit_cuda|replay_native_core_v1_cuda)$'} \
     "$root/tools/device/sanitize.sh" "$bundle/build" "$out" | tee -a "$out/suite.txt"

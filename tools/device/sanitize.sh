@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# compute-sanitizer memcheck and racecheck over every CUDA test of a build: each ctest entry labelled cuda, run with
-# its own command, environment and working folder under each tool. Runs ON THE GPU MACHINE, in the repository root:
+# compute-sanitizer memcheck, racecheck and synccheck over every CUDA test of a build: each ctest entry labelled cuda,
+# run with its own command, environment and working folder under each tool. Runs ON THE GPU MACHINE, in the repository
+# root:
 #
 #   tools/device/sanitize.sh BUILD_DIR [OUT_DIR]
 #
@@ -10,13 +11,13 @@
 # A run is clean when the test itself passes and the tool reports 0 errors (racecheck's warnings are intra-warp
 # hazards; its errors are races between warps). Exit status 1 when any run is not clean.
 #
-# Settings (environment): RH_SANITIZE_TOOLS ("memcheck racecheck"), RH_SANITIZE_TESTS (a ctest -R regular
+# Settings (environment): RH_SANITIZE_TOOLS ("memcheck racecheck synccheck"), RH_SANITIZE_TESTS (a ctest -R regular
 # expression; default: every cuda test), RH_SANITIZE_TIMEOUT (seconds per run, default 3600).
 set -uo pipefail
 build=$(cd "${1:?usage: tools/device/sanitize.sh BUILD_DIR [OUT_DIR]}" && pwd)
 out=${2:-${OUT:-/tmp/rh-sanitize}}
 mkdir -p "$out"
-tools=${RH_SANITIZE_TOOLS:-memcheck racecheck}
+tools=${RH_SANITIZE_TOOLS:-memcheck racecheck synccheck}
 command -v compute-sanitizer >/dev/null || { echo "sanitize.sh: compute-sanitizer is not on PATH" >&2; exit 2; }
 
 # name, working folder, environment and command of each cuda test, one per line, fields and words separated by
