@@ -82,9 +82,8 @@ template <class Space, class S, class VView, class MView, class SumsView, class 
 struct FinishLineSearch {
   using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
   using Shared = Kokkos::View<double*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
-  static constexpr bool by_threads = ByThreads;  // the sums each in a thread of their own
   static constexpr int shared_values = LineSearchSums::fields + 3;  // the fields, then quad, cross, dir_quad
-  static size_t scratch_bytes() { return by_threads ? Shared::shmem_size(shared_values) : 0; }
+  static size_t scratch_bytes() { return ByThreads ? Shared::shmem_size(shared_values) : 0; }
   VView cur, dir, tilde, cand;
   MView info;
   SumsView chunk_sums;
@@ -97,10 +96,10 @@ struct FinishLineSearch {
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     const bool transposed = reads_j_transposed(info_symmetric, host_memory_v<Space>);
     Shared shared;
-    if constexpr (by_threads) shared = Shared(team.team_scratch(0), shared_values);
+    if constexpr (ByThreads) shared = Shared(team.team_scratch(0), shared_values);
     // On a device the fields of the chunk sums (indices q, q + 1, …) are summed beside the coefficients' terms: the
     // two do not depend on each other, so their chains of loads overlap instead of following one another.
-    const long long field_sums = by_threads ? LineSearchSums::fields : 0;
+    const long long field_sums = ByThreads ? LineSearchSums::fields : 0;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q + field_sums), [&](const long long j) {
       if (j >= q) {
         const int f = static_cast<int>(j - q);
@@ -119,7 +118,7 @@ struct FinishLineSearch {
       terms(3 * j + 2) = d * j_dir;
     });
     team.team_barrier();
-    if constexpr (by_threads) {
+    if constexpr (ByThreads) {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 3), [&](const int c) {
         shared(LineSearchSums::fields + c) = sum_in_order<double>(q, [&](long long j) { return terms(3 * j + c); });
       });
@@ -149,7 +148,7 @@ struct FinishLineSearch {
     const S t = static_cast<S>(1.0 / static_cast<double>(1LL << step));
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, q), [&](const long long j) { cand(j) = cur(j) - t * dir(j); });
     team.team_barrier();
-    if constexpr (by_threads) {
+    if constexpr (ByThreads) {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 2), [&](const int which) {
         double sum = 0.0;  // the expressions of the host's loop, each sum in its own loop
         if (which == 0) {
